@@ -1,0 +1,122 @@
+// The HostEntry resource provider: thin glue between the engine's operations and the pure entry logic.
+//
+//   check  -> checkHostEntry: validate and normalize (no I/O)
+//   diff   -> diffHostEntry: replace on file or identity, update the rest (resolves real paths only)
+//   create -> createEntry in one coalesced, locked, atomic write (row 1; row 4 conflict; adopt)
+//   read   -> readEntry: missing line -> no id, so refresh clears it (rows 2, 3); else drift (rows 5-7)
+//   update -> updateEntry: rewrite the line in place (row 9)
+//   delete -> deleteEntry: remove the line only; already gone is success
+
+import type * as dynamic from "@pulumi/pulumi/dynamic";
+import { readConfig } from "../shared/config";
+import { isUnknown } from "../shared/unknown";
+import { checkHostEntry } from "./check";
+import { defaultHostsFile, HOSTS_FILE_CONFIG_KEY } from "./defaultFile";
+import { diffHostEntry } from "./diff";
+import {
+    createEntry,
+    deleteEntry,
+    type EntryIdentity,
+    formatId,
+    identityOf,
+    parseId,
+    readEntry,
+    updateEntry,
+} from "./entries";
+import type { HostsFileStore } from "./hostsFileStore";
+import type { HostEntryInputs, HostEntryOutputs } from "./schema";
+
+/** Implements `pulumi-nodejs:dynamic/hosts:HostEntry` on top of a HostsFileStore. */
+export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInputs, HostEntryOutputs> {
+    private configuredFile: string | undefined;
+
+    constructor(private readonly store: HostsFileStore) {}
+
+    async configure(request: dynamic.ConfigureRequest): Promise<void> {
+        this.configuredFile = readConfig(request, HOSTS_FILE_CONFIG_KEY);
+    }
+
+    async check(_olds: HostEntryInputs, news: HostEntryInputs): Promise<dynamic.CheckResult<HostEntryInputs>> {
+        const { inputs, failures } = checkHostEntry({ ...news }, () => defaultHostsFile(this.configuredFile));
+        return { inputs, failures };
+    }
+
+    async diff(id: string, olds: HostEntryOutputs, news: HostEntryInputs): Promise<dynamic.DiffResult> {
+        return diffHostEntry(id, olds, news, await this.sameFile(olds.file, news.file));
+    }
+
+    async create(inputs: HostEntryInputs): Promise<dynamic.CreateResult<HostEntryOutputs>> {
+        const line = await this.store.edit(inputs.file, (doc) => {
+            const created = createEntry(doc, inputs, { adopt: inputs.adopt, file: inputs.file });
+            return () => doc.lineNumber(created.line);
+        });
+        return { id: formatId(identityOf(inputs)), outs: outputsOf(inputs, line) };
+    }
+
+    async read(id: string, props?: Partial<HostEntryOutputs>): Promise<dynamic.ReadResult<HostEntryOutputs>> {
+        const identity = identityFromId(id);
+        const file = props?.file ?? defaultHostsFile(this.configuredFile);
+        const found = await this.store.read(file, (doc) => readEntry(doc, identity));
+        if (!found) return {};
+        const state: HostEntryInputs = {
+            address: found.address,
+            names: [...found.names],
+            file,
+            adopt: props?.adopt ?? false,
+        };
+        if (found.comment !== undefined) state.comment = found.comment;
+        return { id, props: outputsOf(state, found.lineNumber) };
+    }
+
+    async update(
+        id: string,
+        _olds: HostEntryOutputs,
+        news: HostEntryInputs,
+    ): Promise<dynamic.UpdateResult<HostEntryOutputs>> {
+        const identity = identityFromId(id);
+        const line = await this.store.edit(news.file, (doc) => {
+            const updated = updateEntry(doc, identity, news, { file: news.file });
+            return () => doc.lineNumber(updated.line);
+        });
+        return { outs: outputsOf(news, line) };
+    }
+
+    async delete(id: string, props: HostEntryOutputs): Promise<void> {
+        const identity = identityFromId(id);
+        await this.store.edit(props.file, (doc) => {
+            deleteEntry(doc, identity);
+            return () => undefined;
+        });
+    }
+
+    private async sameFile(oldFile: string | undefined, newFile: string): Promise<boolean | "unknown"> {
+        if (isUnknown(newFile) || oldFile === undefined) return "unknown";
+        if (oldFile === newFile) return true;
+        const [a, b] = await Promise.all([this.store.realPath(oldFile), this.store.realPath(newFile)]);
+        return a === b;
+    }
+}
+
+/** Outputs are the checked inputs (without `__provider`, which the server adds) plus the line number. */
+function outputsOf(inputs: HostEntryInputs, line: number): HostEntryOutputs {
+    const outputs: HostEntryOutputs = {
+        address: inputs.address,
+        names: [...inputs.names],
+        file: inputs.file,
+        adopt: inputs.adopt,
+        line,
+    };
+    if (inputs.comment !== undefined) outputs.comment = inputs.comment;
+    return outputs;
+}
+
+function identityFromId(id: string): EntryIdentity {
+    const identity = parseId(id);
+    if (!identity) {
+        throw new Error(
+            `${JSON.stringify(id)} is not a HostEntry id: ids are "<family>/<canonical name>", ` +
+                'for example "ipv4/web.internal" or "ipv6/web.internal"',
+        );
+    }
+    return identity;
+}

@@ -1,0 +1,42 @@
+// Pure hostname validation (RFC 1123 labels). Every name that reaches a hosts file goes through here,
+// which is what keeps whitespace, "#", line breaks and control characters out of the file.
+
+import { describeCharacter, quote } from "../shared/text";
+import { addressFamily } from "./address";
+
+const MAX_NAME_LENGTH = 253;
+const MAX_LABEL_LENGTH = 63;
+const LABEL_CHARACTER = /^[a-z0-9-]$/i;
+
+/**
+ * Returns why `name` is not a valid hostname, or undefined when it is one. The reason is a sentence
+ * fragment that quotes the offending part, ready to follow the property name in an error.
+ */
+export function hostnameProblem(name: string): string | undefined {
+    const shown = quote(name);
+    if (name.length === 0) return "is empty; a hostname needs at least one character";
+    if (name.length > MAX_NAME_LENGTH) {
+        return `is ${name.length} characters long; a hostname may have at most ${MAX_NAME_LENGTH}`;
+    }
+    if (name.endsWith(".")) return `${shown} ends with "."; write the name without the trailing dot`;
+    if (addressFamily(name)) return `${shown} is an IP address; put addresses in "address" and hostnames in "names"`;
+    const labels = name.split(".");
+    for (const label of labels) {
+        if (label.length === 0) return `${shown} has an empty label (two dots in a row, or a leading dot)`;
+        if (label.length > MAX_LABEL_LENGTH) {
+            return `${shown} has a label of ${label.length} characters; a label may have at most ${MAX_LABEL_LENGTH}`;
+        }
+        for (const character of label) {
+            if (!LABEL_CHARACTER.test(character)) {
+                return `${shown} contains ${describeCharacter(character)}; a hostname may only contain letters, digits, hyphens and dots`;
+            }
+        }
+        if (label.startsWith("-") || label.endsWith("-")) {
+            return `${shown} has the label ${quote(label)}, which starts or ends with a hyphen`;
+        }
+    }
+    if (labels.every((label) => /^[0-9]+$/.test(label))) {
+        return `${shown} is all digits, which resolvers read as a numeric address`;
+    }
+    return undefined;
+}

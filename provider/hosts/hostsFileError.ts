@@ -1,0 +1,37 @@
+import { codeOf } from "../shared/files/atomicWrite";
+
+/** What the store was doing when I/O failed. */
+export type HostsFileOperation = "read" | "write" | "lock";
+
+const ADVICE: Record<string, string> = {
+    EACCES:
+        "permission denied. Run Pulumi elevated (sudo, or an Administrator shell on Windows), or set `file` " +
+        "(or stack config `pulumi-lifecycle:hostsFile`, or HOSTS_FILE) to a hosts file you may write",
+    EROFS: "the file system is read-only. Set `file` to a hosts file on a writable file system",
+    ENOENT: "its directory does not exist. Create it, or set `file` to an existing hosts file",
+    EISDIR: "it is a directory. Set `file` to the path of a hosts file",
+    ENOTDIR: "a part of the path is not a directory. Check `file`",
+    ENOSPC: "the disk is full. Free some space and retry",
+};
+ADVICE.EPERM = ADVICE.EACCES as string;
+
+/**
+ * An I/O failure on a hosts file, with the file, the operation and what to do. Whenever this is thrown
+ * for a write, the file was left as it was.
+ */
+export class HostsFileError extends Error {
+    override readonly name = "HostsFileError";
+    readonly code: string;
+
+    constructor(
+        readonly file: string,
+        readonly operation: HostsFileOperation,
+        cause: unknown,
+    ) {
+        const code = codeOf(cause);
+        const reason = ADVICE[code] ?? `${cause instanceof Error ? cause.message : String(cause)}`;
+        const unchanged = operation === "read" ? "" : " The file was not changed.";
+        super(`cannot ${operation} hosts file ${file}: ${reason}.${unchanged}`, { cause });
+        this.code = code;
+    }
+}

@@ -1,0 +1,239 @@
+// All hosts-file I/O goes through here.
+//
+// Operations on one file are queued; those that arrive together (the engine runs up to 16 at once in one
+// provider process) form a batch that takes the cross-process lock once, reads and parses the file once,
+// applies every edit in memory, and writes once, atomically. Reads in a batch see the file as it was
+// before the batch's edits. A failing edit affects only its own caller; a failing write fails every edit
+// of the batch and leaves the file as it was.
+
+import { type FileHandle, open, realpath, stat } from "node:fs/promises";
+import { basename, dirname, join, resolve } from "node:path";
+import {
+    codeOf,
+    fileSignature,
+    signatureOf,
+    sweepTemporaries,
+    type WriteMethod,
+    writeFileAtomic,
+} from "../shared/files/atomicWrite";
+import { acquireFileLock, type HeldLock, type LockOptions } from "../shared/files/fileLock";
+import { LockTimeoutError } from "../shared/files/lockTimeoutError";
+import { HostsDocument } from "./hostsDocument";
+import { HostsFileError } from "./hostsFileError";
+
+/** Reported after each write: the benchmark and `PULUMI_LIFECYCLE_TRACE` count these. */
+export interface WriteEvent {
+    readonly file: string;
+    /** How many queued edits this one write carried. */
+    readonly edits: number;
+    readonly bytes: number;
+    readonly method: WriteMethod;
+}
+
+/** Settings of a store. */
+export interface HostsFileStoreOptions {
+    readonly lock: LockOptions;
+    /** Line ending for a file that does not exist yet or has no line to copy one from. */
+    readonly newFileEnding?: "\n" | "\r\n";
+    readonly onWrite?: (event: WriteEvent) => void;
+}
+
+/** Applies its edits to the document and returns what to answer once they are on disk. */
+export type Edit<T> = (doc: HostsDocument) => () => T;
+
+interface Pending {
+    readonly kind: "read" | "edit";
+    readonly run: (doc: HostsDocument) => () => unknown;
+    readonly resolve: (value: unknown) => void;
+    readonly reject: (error: unknown) => void;
+}
+
+interface FileQueue {
+    pending: Pending[];
+    draining: boolean;
+    /** The document as last read or written, valid while the file's signature is unchanged. */
+    cache: { doc: HostsDocument; signature: string } | undefined;
+    swept: boolean;
+}
+
+/** How often a batch is recomputed when a writer that ignores our lock changed the file meanwhile. */
+const MAX_ATTEMPTS = 5;
+
+/** Serializes, coalesces and persists the operations on hosts files of one process. */
+export class HostsFileStore {
+    private readonly queues = new Map<string, FileQueue>();
+
+    constructor(private readonly options: HostsFileStoreOptions) {}
+
+    /** Reads the current document of `file` (relative paths resolve against the working directory). */
+    read<T>(file: string, view: (doc: HostsDocument) => T): Promise<T> {
+        return this.enqueue(file, "read", (doc) => {
+            const value = view(doc);
+            return () => value;
+        });
+    }
+
+    /** Applies `edit` to the document of `file` and persists it together with the edits queued beside it. */
+    edit<T>(file: string, edit: Edit<T>): Promise<T> {
+        return this.enqueue(file, "edit", edit);
+    }
+
+    /** The real path behind `file`: symlinks followed, so the target is written and the link kept. */
+    async realPath(file: string): Promise<string> {
+        const absolute = resolve(file);
+        try {
+            return await realpath(absolute);
+        } catch (error) {
+            if (codeOf(error) !== "ENOENT") throw new HostsFileError(absolute, "read", error);
+        }
+        const directory = await realpath(dirname(absolute)).catch(() => dirname(absolute));
+        return join(directory, basename(absolute));
+    }
+
+    private async enqueue<T>(file: string, kind: Pending["kind"], run: Edit<T>): Promise<T> {
+        const real = await this.realPath(file);
+        let queue = this.queues.get(real);
+        if (!queue) {
+            queue = { pending: [], draining: false, cache: undefined, swept: false };
+            this.queues.set(real, queue);
+        }
+        const result = new Promise<T>((resolve, reject) => {
+            queue.pending.push({ kind, run, resolve: resolve as (value: unknown) => void, reject });
+        });
+        if (!queue.draining) void this.drain(real, queue);
+        return result;
+    }
+
+    private async drain(real: string, queue: FileQueue): Promise<void> {
+        queue.draining = true;
+        // Let operations that arrived in the same turn of the event loop join this batch.
+        await new Promise((resolve) => setImmediate(resolve));
+        while (queue.pending.length > 0) {
+            const batch = queue.pending.splice(0);
+            await this.runBatch(real, queue, batch).catch((error) => {
+                queue.cache = undefined;
+                for (const op of batch) op.reject(error);
+            });
+        }
+        queue.draining = false;
+    }
+
+    private async runBatch(real: string, queue: FileQueue, batch: Pending[]): Promise<void> {
+        const reads = batch.filter((op) => op.kind === "read");
+        const edits = batch.filter((op) => op.kind === "edit");
+        if (edits.length === 0) {
+            const { doc } = await this.load(real, queue);
+            for (const op of reads) settle(op, () => op.run(doc)());
+            return;
+        }
+        const lock = await this.lock(real);
+        try {
+            if (!queue.swept) {
+                await sweepTemporaries(real);
+                queue.swept = true;
+            }
+            let loaded = await this.load(real, queue);
+            for (const op of reads) settle(op, () => op.run(loaded.doc)());
+            for (let attempt = 1; ; attempt++) {
+                const revision = loaded.doc.revision;
+                const outcomes = edits.map((op) => tryEdit(op, loaded.doc));
+                if (loaded.doc.revision !== revision) {
+                    if (attempt < MAX_ATTEMPTS && (await currentSignature(real)) !== loaded.signature) {
+                        // A writer that ignores our lock changed the file meanwhile: redo the edits on its version.
+                        queue.cache = undefined;
+                        loaded = await this.load(real, queue);
+                        continue;
+                    }
+                    const applied = outcomes.filter((outcome) => outcome.finish !== undefined).length;
+                    const failure = await this.write(real, queue, loaded.doc, applied).then(
+                        () => undefined,
+                        (error: unknown) => ({ error }),
+                    );
+                    if (failure) {
+                        for (const { op, finish, error } of outcomes) op.reject(finish ? failure.error : error);
+                        return;
+                    }
+                }
+                for (const { op, finish, error } of outcomes) {
+                    if (finish) settle(op, finish);
+                    else op.reject(error);
+                }
+                return;
+            }
+        } finally {
+            await lock.release().catch(() => undefined);
+        }
+    }
+
+    private async lock(real: string): Promise<HeldLock> {
+        try {
+            return await acquireFileLock(real, this.options.lock);
+        } catch (error) {
+            if (error instanceof LockTimeoutError) throw error;
+            throw new HostsFileError(real, "lock", error);
+        }
+    }
+
+    private async load(real: string, queue: FileQueue): Promise<{ doc: HostsDocument; signature: string }> {
+        const signature = await currentSignature(real);
+        if (queue.cache && queue.cache.signature === signature) return queue.cache;
+        const ending = this.options.newFileEnding ?? "\n";
+        queue.cache =
+            signature === ""
+                ? { doc: HostsDocument.parse(new Uint8Array(), ending), signature }
+                : await readDocument(real, ending);
+        return queue.cache;
+    }
+
+    private async write(real: string, queue: FileQueue, doc: HostsDocument, edits: number): Promise<void> {
+        const data = doc.toBuffer();
+        try {
+            const outcome = await writeFileAtomic(real, data);
+            queue.cache = { doc, signature: outcome.signature };
+            this.options.onWrite?.({ file: real, edits, bytes: data.length, method: outcome.method });
+        } catch (error) {
+            queue.cache = undefined;
+            throw new HostsFileError(real, "write", error);
+        }
+    }
+}
+
+/** Reads and parses the file through one handle, so the signature belongs to the bytes read. */
+async function readDocument(real: string, ending: "\n" | "\r\n"): Promise<{ doc: HostsDocument; signature: string }> {
+    let handle: FileHandle | undefined;
+    try {
+        handle = await open(real, "r");
+        const signature = await fileSignature(handle);
+        return { doc: HostsDocument.parse(await handle.readFile(), ending), signature };
+    } catch (error) {
+        throw new HostsFileError(real, "read", error);
+    } finally {
+        await handle?.close();
+    }
+}
+
+/** `dev:ino:size:mtime` of the file, or "" when it does not exist. */
+async function currentSignature(real: string): Promise<string> {
+    try {
+        return signatureOf(await stat(real, { bigint: true }));
+    } catch (error) {
+        if (codeOf(error) === "ENOENT") return "";
+        throw new HostsFileError(real, "read", error);
+    }
+}
+
+function tryEdit(op: Pending, doc: HostsDocument): { op: Pending; finish?: () => unknown; error?: unknown } {
+    try {
+        return { op, finish: op.run(doc) };
+    } catch (error) {
+        return { op, error };
+    }
+}
+
+function settle(op: Pending, answer: () => unknown): void {
+    try {
+        op.resolve(answer());
+    } catch (error) {
+        op.reject(error);
+    }
+}

@@ -1,0 +1,3 @@
+// pulumi-lifecycle: Pulumi dynamic providers whose lifecycles are exactly right.
+
+export * as hosts from "./hosts";

@@ -1,0 +1,51 @@
+// The package as the provider process sees it: `__provider` (see shared/providerShim.ts) loads this
+// module by name and asks it for the provider of a resource kind. One provider per kind per process, so
+// all the operations the engine runs at once share one hosts-file store and its write coalescing.
+//
+// Environment:
+//   PULUMI_LIFECYCLE_LOCK_TIMEOUT_MS  longest wait for another process's lock on a hosts file (30000)
+//   PULUMI_LIFECYCLE_TRACE            a file to which every hosts-file write appends one JSON line
+
+import { appendFileSync } from "node:fs";
+import type * as dynamic from "@pulumi/pulumi/dynamic";
+import { HostEntryProvider } from "./hosts/hostEntryProvider";
+import { HostsFileStore, type WriteEvent } from "./hosts/hostsFileStore";
+import type { ProviderKind } from "./shared/providerShim";
+
+const DEFAULT_LOCK_TIMEOUT_MS = 30_000;
+const STALE_LOCK_MS = 60_000;
+
+const providers = new Map<ProviderKind, dynamic.ResourceProvider>();
+
+/** The provider serving `kind` in this process. */
+export function providerFor(kind: ProviderKind): dynamic.ResourceProvider {
+    let provider = providers.get(kind);
+    if (!provider) {
+        provider = create(kind);
+        providers.set(kind, provider);
+    }
+    return provider;
+}
+
+function create(kind: ProviderKind): dynamic.ResourceProvider {
+    switch (kind) {
+        case "hosts:HostEntry":
+            return new HostEntryProvider(hostsFileStore(process.env));
+        default:
+            throw new Error(`pulumi-lifecycle has no provider for ${JSON.stringify(kind)}; upgrade the package`);
+    }
+}
+
+/** The store with the settings the environment gives. */
+export function hostsFileStore(env: NodeJS.ProcessEnv): HostsFileStore {
+    const timeout = Number(env.PULUMI_LIFECYCLE_LOCK_TIMEOUT_MS);
+    const trace = env.PULUMI_LIFECYCLE_TRACE;
+    return new HostsFileStore({
+        lock: {
+            timeoutMs: Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULT_LOCK_TIMEOUT_MS,
+            staleMs: STALE_LOCK_MS,
+        },
+        newFileEnding: process.platform === "win32" ? "\r\n" : "\n",
+        ...(trace ? { onWrite: (event: WriteEvent) => appendFileSync(trace, `${JSON.stringify(event)}\n`) } : {}),
+    });
+}

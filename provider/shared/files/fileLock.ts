@@ -1,0 +1,146 @@
+// A cross-process lock on a file, for read-modify-write cycles by several processes (two stacks, the
+// provider and the import helper, a test's second writer).
+//
+// The lock is a file created with O_EXCL beside the target, naming its holder. A lock whose holder
+// process is gone (same host) or that is older than `staleMs` is abandoned and broken, so a process
+// killed with SIGKILL never blocks the next one. Where the directory is not writable, the lock lives in
+// the temporary directory instead, keyed by the target's real path.
+
+import { createHash, randomBytes } from "node:crypto";
+import { readFile, stat, unlink, writeFile } from "node:fs/promises";
+import { hostname, tmpdir } from "node:os";
+import { basename, dirname, join } from "node:path";
+import { type Clock, type Sleep, systemClock, timerSleep } from "../time";
+import { codeOf } from "./atomicWrite";
+import { LockTimeoutError } from "./lockTimeoutError";
+import { isProcessAlive } from "./processes";
+
+/** Who holds a lock; written into the lock file. */
+export interface LockHolder {
+    readonly pid: number;
+    readonly host: string;
+    readonly token: string;
+    /** Clock time at which the lock was taken. */
+    readonly since: number;
+}
+
+/** How long to wait and how to tell time. */
+export interface LockOptions {
+    /** The longest wait for a held lock before LockTimeoutError. */
+    readonly timeoutMs: number;
+    /** Age after which a lock counts as abandoned even when its pid looks alive (pid reuse, other hosts). */
+    readonly staleMs: number;
+    readonly clock?: Clock;
+    readonly sleep?: Sleep;
+}
+
+/** A held lock. */
+export interface HeldLock {
+    readonly path: string;
+    release(): Promise<void>;
+}
+
+const PERMISSION_CODES = new Set(["EACCES", "EPERM", "EROFS"]);
+const FIRST_RETRY_MS = 2;
+const LONGEST_RETRY_MS = 50;
+
+/** The lock file used for `target`, beside it. */
+export function lockPathFor(target: string): string {
+    return join(dirname(target), `.${basename(target)}.pulumi-lifecycle.lock`);
+}
+
+/** The lock file used when the target's directory is not writable. */
+export function fallbackLockPathFor(target: string): string {
+    const digest = createHash("sha256").update(target).digest("hex").slice(0, 16);
+    return join(tmpdir(), `pulumi-lifecycle-${digest}.lock`);
+}
+
+/** Takes the lock on `target` (a real path), waiting at most `options.timeoutMs`. */
+export async function acquireFileLock(target: string, options: LockOptions): Promise<HeldLock> {
+    try {
+        return await acquireAt(lockPathFor(target), target, options);
+    } catch (error) {
+        if (!PERMISSION_CODES.has(codeOf(error))) throw error;
+        return await acquireAt(fallbackLockPathFor(target), target, options);
+    }
+}
+
+async function acquireAt(path: string, target: string, options: LockOptions): Promise<HeldLock> {
+    const clock = options.clock ?? systemClock;
+    const sleep = options.sleep ?? timerSleep;
+    const started = clock();
+    let retryMs = FIRST_RETRY_MS;
+    for (;;) {
+        const holder: LockHolder = {
+            pid: process.pid,
+            host: hostname(),
+            token: randomBytes(8).toString("hex"),
+            since: clock(),
+        };
+        try {
+            await writeFile(path, JSON.stringify(holder), { flag: "wx", mode: 0o644 });
+            return { path, release: () => releaseIfOurs(path, holder.token) };
+        } catch (error) {
+            if (codeOf(error) !== "EEXIST") throw error;
+        }
+        const current = await readHolder(path);
+        if (current === "gone") continue;
+        if (current !== undefined && isAbandoned(current, clock(), options.staleMs)) {
+            await breakLock(path, current.token);
+            continue;
+        }
+        if (current === undefined && (await isUnnamedAndOld(path, options.staleMs))) {
+            await unlink(path).catch(() => undefined);
+            continue;
+        }
+        const waited = clock() - started;
+        if (waited >= options.timeoutMs) throw new LockTimeoutError(target, path, current, waited);
+        await sleep(Math.min(retryMs, options.timeoutMs - waited));
+        retryMs = Math.min(retryMs * 2, LONGEST_RETRY_MS);
+    }
+}
+
+function isAbandoned(holder: LockHolder, now: number, staleMs: number): boolean {
+    if (holder.host === hostname() && !isProcessAlive(holder.pid)) return true;
+    return now - holder.since > staleMs;
+}
+
+/** A lock file that never got its holder written (its writer died at once) and is older than `staleMs`. */
+async function isUnnamedAndOld(path: string, staleMs: number): Promise<boolean> {
+    const info = await stat(path).catch(() => undefined);
+    return info !== undefined && Date.now() - info.mtimeMs > staleMs;
+}
+
+/** The holder named in a lock file; undefined while it is being written; "gone" when it vanished. */
+async function readHolder(path: string): Promise<LockHolder | undefined | "gone"> {
+    let text: string;
+    try {
+        text = await readFile(path, "utf8");
+    } catch (error) {
+        if (codeOf(error) === "ENOENT") return "gone";
+        throw error;
+    }
+    try {
+        const parsed = JSON.parse(text) as Partial<LockHolder>;
+        if (typeof parsed.pid === "number" && typeof parsed.token === "string") return parsed as LockHolder;
+    } catch {
+        // Written by a holder that has not finished writing it yet: treat it as held.
+    }
+    return undefined;
+}
+
+/** Deletes an abandoned lock, unless it changed hands since we judged it abandoned. */
+async function breakLock(path: string, token: string): Promise<void> {
+    const again = await readHolder(path);
+    if (again === "gone" || again === undefined || again.token !== token) return;
+    await unlink(path).catch((error) => {
+        if (codeOf(error) !== "ENOENT") throw error;
+    });
+}
+
+async function releaseIfOurs(path: string, token: string): Promise<void> {
+    const current = await readHolder(path);
+    if (current !== "gone" && current?.token === token) {
+        await unlink(path).catch(() => undefined);
+    }
+}

@@ -1,0 +1,17 @@
+// Time is injected everywhere it is used, so tests run without waiting and never depend on timing.
+
+import { setTimeout as delay } from "node:timers/promises";
+
+/** Milliseconds since the epoch. */
+export type Clock = () => number;
+
+/** Waits `ms` milliseconds; rejects with the signal's reason when it is aborted first. */
+export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+
+/** The wall clock. */
+export const systemClock: Clock = () => Date.now();
+
+/** A real timer-based sleep. */
+export const timerSleep: Sleep = async (ms, signal) => {
+    await delay(ms, undefined, signal ? { signal } : undefined);
+};

@@ -1,0 +1,35 @@
+// Temporary Pulumi projects with this package "installed" the way npm installs a local path: a
+// node_modules/pulumi-lifecycle link to the repository. The provider server runs in such a project,
+// so `__provider` resolves the package by name exactly as in a user's project.
+
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+/** The repository root (the package under test, built into dist/). */
+export const REPO_ROOT = resolve(__dirname, "..", "..");
+
+/** A temporary directory removed by `cleanup`. */
+export interface TempDir {
+    readonly dir: string;
+    cleanup(): Promise<void>;
+}
+
+/** Creates a temporary directory. */
+export async function makeTempDir(prefix = "pulumi-lifecycle-test-"): Promise<TempDir> {
+    const dir = await mkdtemp(join(tmpdir(), prefix));
+    return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** Creates a temporary Pulumi project that depends on this package. */
+export async function makeProject(name = "test-project"): Promise<TempDir> {
+    const project = await makeTempDir(`${name}-`);
+    await writeFile(join(project.dir, "Pulumi.yaml"), `name: ${name}\nruntime: nodejs\n`);
+    await writeFile(
+        join(project.dir, "package.json"),
+        JSON.stringify({ name, private: true, dependencies: { "pulumi-lifecycle": `file:${REPO_ROOT}` } }, null, 4),
+    );
+    await mkdir(join(project.dir, "node_modules"));
+    await symlink(REPO_ROOT, join(project.dir, "node_modules", "pulumi-lifecycle"), "junction");
+    return project;
+}
