@@ -5,7 +5,7 @@
 import { describeCharacter, quote } from "../shared/text";
 import { isUnknown } from "../shared/unknown";
 import { addressFamily, canonicalAddress } from "./address";
-import { hostnameProblem } from "./hostname";
+import { foldCase, hostnameProblem } from "./hostname";
 import type { HostEntryInputs } from "./schema";
 
 /** One validation failure: the property path (`names[1]`) and why it was refused. */
@@ -84,7 +84,7 @@ function checkNames(value: unknown, fail: (property: string, reason: string) => 
             fail(property, problem);
             return name;
         }
-        const lower = name.toLowerCase();
+        const lower = foldCase(name);
         const first = seen.get(lower);
         if (first !== undefined) {
             fail(property, `${quote(name)} repeats names[${first}] (hostnames are case-insensitive)`);

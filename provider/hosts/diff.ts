@@ -32,7 +32,8 @@ export function diffHostEntry(
     const replaces: string[] = [];
     if (sameFile !== true) replaces.push("file");
     if (isUnknown(news.address) || addressFamily(news.address) !== old?.family) replaces.push("address");
-    if (containsUnknown(news.names) || news.names[0] !== old?.name) replaces.push("names");
+    // Only the canonical name is identity: an unknown alias is an in-place update, an unknown list may not be.
+    if (isUnknown(news.names) || isUnknown(news.names[0]) || news.names[0] !== old?.name) replaces.push("names");
 
     const changed =
         replaces.length > 0 ||

@@ -7,6 +7,7 @@ import { type AddressFamily, addressFamily } from "./address";
 import { AdoptMismatchError, type FieldDifference } from "./adoptMismatchError";
 import { type ConflictingLine, EntryConflictError } from "./entryConflictError";
 import { EntryMissingError } from "./entryMissingError";
+import { foldCase } from "./hostname";
 import { type HostsDocument, type HostsLine, type ParsedEntry, toUtf8 } from "./hostsDocument";
 
 /** What a program declares for a line (normalized by `check`). */
@@ -39,7 +40,7 @@ export function identityOf(entry: DesiredEntry): EntryIdentity {
     const family = addressFamily(entry.address);
     const [name] = entry.names;
     if (!family || name === undefined) throw new Error("identityOf needs a checked entry");
-    return { family, name: name.toLowerCase() };
+    return { family, name: foldCase(name) };
 }
 
 /** The resource id: `<family>/<canonical name>`, e.g. `ipv4/web.internal`. Stable across in-place updates. */
@@ -51,7 +52,7 @@ export function formatId(identity: EntryIdentity): string {
 export function parseId(id: string): EntryIdentity | undefined {
     const match = /^(ipv4|ipv6)\/([^/\s]+)$/.exec(id);
     if (!match) return undefined;
-    return { family: match[1] as AddressFamily, name: (match[2] as string).toLowerCase() };
+    return { family: match[1] as AddressFamily, name: foldCase(match[2] as string) };
 }
 
 /** How an entry is named in messages: `"web.internal" (IPv4)`. */
@@ -71,14 +72,14 @@ export function renderLine(entry: DesiredEntry): string {
  */
 export function findEntryLine(doc: HostsDocument, identity: EntryIdentity): HostsLine | undefined {
     const candidates = doc.linesNaming(identity.family, identity.name);
-    return candidates.find((line) => line.entry?.names[0]?.toLowerCase() === identity.name) ?? candidates[0];
+    return candidates.find((line) => foldCase(line.entry?.names[0] ?? "") === identity.name) ?? candidates[0];
 }
 
 /** Reads an entry from the document (refresh and get): undefined when its line is gone. */
 export function readEntry(doc: HostsDocument, identity: EntryIdentity): FoundEntry | undefined {
     const line = findEntryLine(doc, identity);
     if (!line?.entry) return undefined;
-    return { ...line.entry, names: line.entry.names.map((n) => n.toLowerCase()), lineNumber: doc.lineNumber(line) };
+    return { ...line.entry, names: line.entry.names.map(foldCase), lineNumber: doc.lineNumber(line) };
 }
 
 /**
@@ -140,7 +141,7 @@ export function differencesFrom(found: ParsedEntry, desired: DesiredEntry): Fiel
     if (found.address !== desired.address) {
         differences.push({ field: "address", inFile: found.address, inProgram: desired.address });
     }
-    const foundNames = found.names.map((n) => n.toLowerCase());
+    const foundNames = found.names.map(foldCase);
     if (foundNames.join(" ") !== desired.names.join(" ")) {
         differences.push({ field: "names", inFile: foundNames, inProgram: desired.names });
     }
@@ -157,7 +158,7 @@ function linesCarrying(doc: HostsDocument, family: AddressFamily, names: readonl
 }
 
 function describeLine(doc: HostsDocument, line: HostsLine, names: readonly string[]): ConflictingLine {
-    const carried = new Set(line.entry?.names.map((n) => n.toLowerCase()));
+    const carried = new Set(line.entry?.names.map(foldCase));
     return {
         lineNumber: doc.lineNumber(line),
         text: toUtf8(line.text),

@@ -9,6 +9,14 @@ const MAX_LABEL_LENGTH = 63;
 const LABEL_CHARACTER = /^[a-z0-9-]$/i;
 
 /**
+ * Folds a hostname's case the way resolvers compare names: ASCII letters only. Unicode lowercasing
+ * would turn the Kelvin sign (U+212A) into "k" and match names that no resolver would match.
+ */
+export function foldCase(name: string): string {
+    return name.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
+}
+
+/**
  * Returns why `name` is not a valid hostname, or undefined when it is one. The reason is a sentence
  * fragment that quotes the offending part, ready to follow the property name in an error.
  */

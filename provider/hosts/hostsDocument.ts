@@ -7,6 +7,7 @@
 // its ending, an append adds one line at the end.
 
 import { type AddressFamily, addressFamily, canonicalAddress } from "./address";
+import { foldCase } from "./hostname";
 
 /** How a line ends: LF, CRLF, or nothing (the last line of a file without a final newline). */
 export type LineEnding = "" | "\n" | "\r\n";
@@ -280,7 +281,7 @@ function makeLine(text: string, ending: LineEnding, order: number): MutableLine 
 }
 
 function indexKey(family: AddressFamily, name: string): string {
-    return `${family} ${name.toLowerCase()}`;
+    return `${family} ${foldCase(name)}`;
 }
 
 function countNewlines(text: string, end: number): number {

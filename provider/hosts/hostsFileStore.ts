@@ -90,27 +90,29 @@ export class HostsFileStore {
         return join(directory, basename(absolute));
     }
 
-    private async enqueue<T>(file: string, kind: Pending["kind"], run: Edit<T>): Promise<T> {
-        const real = await this.realPath(file);
-        let queue = this.queues.get(real);
+    private enqueue<T>(file: string, kind: Pending["kind"], run: Edit<T>): Promise<T> {
+        // Keyed synchronously by the absolute path, so operations issued in one turn share a batch; the
+        // real path (symlinks followed) is resolved by the batch itself.
+        const key = resolve(file);
+        let queue = this.queues.get(key);
         if (!queue) {
             queue = { pending: [], draining: false, cache: undefined, swept: false };
-            this.queues.set(real, queue);
+            this.queues.set(key, queue);
         }
         const result = new Promise<T>((resolve, reject) => {
             queue.pending.push({ kind, run, resolve: resolve as (value: unknown) => void, reject });
         });
-        if (!queue.draining) void this.drain(real, queue);
+        if (!queue.draining) void this.drain(key, queue);
         return result;
     }
 
-    private async drain(real: string, queue: FileQueue): Promise<void> {
+    private async drain(file: string, queue: FileQueue): Promise<void> {
         queue.draining = true;
         // Let operations that arrived in the same turn of the event loop join this batch.
         await new Promise((resolve) => setImmediate(resolve));
         while (queue.pending.length > 0) {
             const batch = queue.pending.splice(0);
-            await this.runBatch(real, queue, batch).catch((error) => {
+            await this.runBatch(file, queue, batch).catch((error) => {
                 queue.cache = undefined;
                 for (const op of batch) op.reject(error);
             });
@@ -118,7 +120,8 @@ export class HostsFileStore {
         queue.draining = false;
     }
 
-    private async runBatch(real: string, queue: FileQueue, batch: Pending[]): Promise<void> {
+    private async runBatch(file: string, queue: FileQueue, batch: Pending[]): Promise<void> {
+        const real = await this.realPath(file);
         const reads = batch.filter((op) => op.kind === "read");
         const edits = batch.filter((op) => op.kind === "edit");
         if (edits.length === 0) {

@@ -2,7 +2,12 @@
 
 /** Quotes user text for an error message so that control characters show as escapes, never raw. */
 export function quote(text: string): string {
-    return JSON.stringify(text);
+    // JSON.stringify escapes only U+0000-U+001F; line separators, DEL, C1 controls and format characters
+    // (a right-to-left override can reorder what a reader sees) must not reach a message raw either.
+    return JSON.stringify(text).replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, (character) => {
+        const codePoint = character.codePointAt(0) ?? 0;
+        return codePoint > 0xffff ? `\\u{${codePoint.toString(16)}}` : `\\u${codePoint.toString(16).padStart(4, "0")}`;
+    });
 }
 
 /** Names a character for an error message: printable ones quoted, the rest as a code point. */

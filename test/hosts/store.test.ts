@@ -1,0 +1,135 @@
+// Guards the hosts-file store: edits issued together are coalesced into one locked atomic write; a
+// failing edit fails only its caller; reads see the file before a batch's edits; a change by a writer
+// that ignores our lock is never overwritten; symlinks are followed; missing files and directories and
+// unreadable encodings give clear errors.
+
+import { strict as assert } from "node:assert";
+import { mkdir, readFile, readlink, symlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { createEntry, deleteEntry, readEntry } from "../../provider/hosts/entries";
+import { HostsFileError } from "../../provider/hosts/hostsFileError";
+import { HostsFileStore, type WriteEvent } from "../../provider/hosts/hostsFileStore";
+import { makeTempDir, type TempDir } from "../support/projects";
+
+const BASE = "# managed elsewhere\n127.0.0.1\tlocalhost\n";
+
+function entry(n: number) {
+    return { address: `10.1.${Math.floor(n / 250)}.${n % 250}`, names: [`host-${n}.test`] };
+}
+
+describe("hosts file store", () => {
+    let temp: TempDir;
+    let file: string;
+    let writes: WriteEvent[];
+    let store: HostsFileStore;
+
+    beforeEach(async () => {
+        temp = await makeTempDir();
+        file = join(temp.dir, "hosts");
+        await writeFile(file, BASE);
+        writes = [];
+        store = new HostsFileStore({ lock: { timeoutMs: 5000, staleMs: 60_000 }, onWrite: (e) => writes.push(e) });
+    });
+    afterEach(() => temp.cleanup());
+
+    const create = (n: number, target = file) =>
+        store.edit(target, (doc) => {
+            const { line } = createEntry(doc, entry(n), { adopt: false, file: target });
+            return () => doc.lineNumber(line);
+        });
+
+    it("coalesces edits issued in the same turn into one write", async () => {
+        const lines = await Promise.all(Array.from({ length: 50 }, (_, n) => create(n)));
+        assert.equal(writes.length, 1);
+        assert.equal(writes[0]?.edits, 50);
+        assert.deepEqual(
+            lines,
+            Array.from({ length: 50 }, (_, n) => n + 3),
+        );
+        const text = await readFile(file, "utf8");
+        assert.ok(text.startsWith(BASE));
+        assert.equal(text.split("\n").length - 1, 52);
+    });
+
+    it("fails only the edit that fails and writes the others", async () => {
+        const results = await Promise.allSettled([
+            create(1),
+            store.edit(file, (doc) => {
+                createEntry(doc, { address: "10.9.9.9", names: ["localhost"] }, { adopt: false, file });
+                return () => undefined;
+            }),
+            create(2),
+        ]);
+        assert.deepEqual(
+            results.map((r) => r.status),
+            ["fulfilled", "rejected", "fulfilled"],
+        );
+        assert.match(String((results[1] as PromiseRejectedResult).reason), /already has "localhost" at line 2/);
+        assert.equal(await readFile(file, "utf8"), `${BASE}10.1.0.1\thost-1.test\n10.1.0.2\thost-2.test\n`);
+        assert.equal(writes.length, 1);
+    });
+
+    it("answers reads from the file as it was before the batch's edits", async () => {
+        const [seen] = await Promise.all([
+            store.read(file, (doc) => readEntry(doc, { family: "ipv4", name: "host-7.test" })),
+            create(7),
+        ]);
+        assert.equal(seen, undefined);
+        const after = await store.read(file, (doc) => readEntry(doc, { family: "ipv4", name: "host-7.test" }));
+        assert.equal(after?.lineNumber, 3);
+    });
+
+    it("writes nothing when a batch changes nothing", async () => {
+        await store.edit(file, (doc) => {
+            deleteEntry(doc, { family: "ipv4", name: "not-there.test" });
+            return () => undefined;
+        });
+        assert.equal(writes.length, 0);
+    });
+
+    it("keeps a change made between batches by a writer that ignores the lock", async () => {
+        await create(1);
+        const foreign = `${await readFile(file, "utf8")}192.168.1.1\tprinter # added by hand\n`;
+        await writeFile(file, foreign);
+        await create(2);
+        assert.equal(await readFile(file, "utf8"), `${foreign}10.1.0.2\thost-2.test\n`);
+    });
+
+    it("follows a symlinked hosts file: the target changes, the link stays", async () => {
+        const link = join(temp.dir, "hosts-link");
+        await symlink(file, link);
+        await create(3, link);
+        assert.equal(await readlink(link), file);
+        assert.match(await readFile(file, "utf8"), /host-3\.test/);
+    });
+
+    it("creates a missing file on the first entry, and reads a missing file as empty", async () => {
+        const fresh = join(temp.dir, "fresh-hosts");
+        assert.equal(await store.read(fresh, (doc) => doc.allLines().length), 0);
+        await create(4, fresh);
+        assert.equal(await readFile(fresh, "utf8"), "10.1.0.4\thost-4.test\n");
+    });
+
+    it("says when the directory does not exist", async () => {
+        const nowhere = join(temp.dir, "missing", "hosts");
+        await assert.rejects(create(5, nowhere), (error: unknown) => {
+            assert.ok(error instanceof HostsFileError);
+            assert.match(error.message, /cannot lock hosts file .*missing\/hosts: its directory does not exist/);
+            assert.match(error.message, /The file was not changed\./);
+            return true;
+        });
+    });
+
+    it("refuses a UTF-16 file without touching it", async () => {
+        const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("127.0.0.1 localhost\r\n", "utf16le")]);
+        await writeFile(file, utf16);
+        await assert.rejects(create(6), /cannot read hosts file .*: the file is UTF-16 encoded; save it as UTF-8/);
+        assert.deepEqual(await readFile(file), utf16);
+    });
+
+    it("refuses a path that is a directory", async () => {
+        const directory = join(temp.dir, "adir");
+        await mkdir(directory);
+        await assert.rejects(create(8, directory), /adir: it is a directory/);
+    });
+});

@@ -1,0 +1,119 @@
+// Guards crash-safe file replacement: content written, mode and owner kept, no temporary left behind,
+// and the in-place fallback (with its backup) where a rename is impossible: a bind-mounted file (EBUSY,
+// as Docker's /etc/hosts), a directory we may not write, an owner we may not give a new file.
+
+import { strict as assert } from "node:assert";
+import { chmod, chown, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { backupPath, sweepTemporaries, writeFileAtomic } from "../../provider/shared/files/atomicWrite";
+import { makeTempDir, REPO_ROOT, type TempDir } from "../support/projects";
+import { bindMount, canBindMount, deadPid, isRoot, runUnprivileged, skipBecause } from "../support/system";
+
+const ATOMIC_WRITE = JSON.stringify(join(REPO_ROOT, "dist", "shared", "files", "atomicWrite.js"));
+
+describe("atomic write", () => {
+    let temp: TempDir;
+    let target: string;
+
+    beforeEach(async () => {
+        temp = await makeTempDir();
+        target = join(temp.dir, "hosts");
+        await writeFile(target, "old\n");
+    });
+    afterEach(() => temp.cleanup());
+
+    it("replaces the content by rename and leaves no temporary file", async () => {
+        const outcome = await writeFileAtomic(target, Buffer.from("new\n"));
+        assert.equal(outcome.method, "rename");
+        assert.equal(await readFile(target, "utf8"), "new\n");
+        assert.deepEqual(await readdir(temp.dir), ["hosts"]);
+    });
+
+    it("creates a missing file with mode 0644", async () => {
+        const fresh = join(temp.dir, "fresh");
+        await writeFileAtomic(fresh, Buffer.from("x\n"));
+        assert.equal((await stat(fresh)).mode & 0o777, 0o644);
+    });
+
+    it("keeps the file's mode", async () => {
+        await chmod(target, 0o640);
+        await writeFileAtomic(target, Buffer.from("new\n"));
+        assert.equal((await stat(target)).mode & 0o777, 0o640);
+    });
+
+    it("keeps the file's owner and group", async function () {
+        if (!isRoot) skipBecause(this, "needs root to give the file another owner first");
+        await chown(target, 1234, 2345);
+        await writeFileAtomic(target, Buffer.from("new\n"));
+        const info = await stat(target);
+        assert.deepEqual([info.uid, info.gid], [1234, 2345]);
+    });
+
+    it("writes in place when the file is bind-mounted and rename fails with EBUSY (Docker's /etc/hosts)", async function () {
+        if (!canBindMount()) skipBecause(this, "needs root with mount(8) to bind-mount a file");
+        const source = join(temp.dir, "source");
+        await writeFile(source, "old\n");
+        const unmount = bindMount(source, target);
+        try {
+            const outcome = await writeFileAtomic(target, Buffer.from("new content\n"));
+            assert.equal(outcome.method, "in-place");
+            assert.equal(await readFile(target, "utf8"), "new content\n");
+            assert.equal(await readFile(source, "utf8"), "new content\n", "the mounted file itself changed");
+            await assert.rejects(stat(backupPath(target)), { code: "ENOENT" }, "backup removed after success");
+            assert.deepEqual((await readdir(temp.dir)).sort(), ["hosts", "source"]);
+        } finally {
+            unmount();
+        }
+    });
+
+    it("writes in place when the directory is not writable but the file is, keeping owner and mode", async () => {
+        await chmod(target, 0o666);
+        await chmod(temp.dir, 0o755);
+        const before = await stat(target);
+        const method = await runUnprivileged(
+            `require(${ATOMIC_WRITE}).writeFileAtomic(${JSON.stringify(target)}, Buffer.from("shorter\\n"))` +
+                ".then((o) => process.stdout.write(o.method))",
+            temp.dir,
+        );
+        assert.equal(method, "in-place");
+        assert.equal(await readFile(target, "utf8"), "shorter\n");
+        const after = await stat(target);
+        assert.deepEqual([after.uid, after.gid, after.mode], [before.uid, before.gid, before.mode]);
+    });
+
+    it("writes in place when it may not give a new file the owner of the old one", async function () {
+        if (!isRoot) skipBecause(this, "needs root to set up a file owned by another user than the writer");
+        await chmod(target, 0o666);
+        await chmod(temp.dir, 0o777);
+        const method = await runUnprivileged(
+            `require(${ATOMIC_WRITE}).writeFileAtomic(${JSON.stringify(target)}, Buffer.from("new\\n"))` +
+                ".then((o) => process.stdout.write(o.method))",
+            temp.dir,
+        );
+        assert.equal(method, "in-place");
+        assert.equal((await stat(target)).uid, 0, "still owned by root");
+        assert.deepEqual(await readdir(temp.dir), ["hosts"], "the temporary file was removed");
+    });
+
+    it("fails with EACCES and leaves the file untouched when neither rename nor in-place is allowed", async () => {
+        await chmod(target, 0o644);
+        await chmod(temp.dir, 0o755);
+        await assert.rejects(
+            runUnprivileged(
+                `require(${ATOMIC_WRITE}).writeFileAtomic(${JSON.stringify(target)}, Buffer.from("x"))`,
+                temp.dir,
+            ),
+            /EACCES/,
+        );
+        assert.equal(await readFile(target, "utf8"), "old\n");
+    });
+
+    it("sweeps temporaries left by dead writers and keeps those of live ones", async () => {
+        const dead = `.hosts.${await deadPid()}.0a1b2c3d.pulumi-lifecycle.tmp`;
+        const live = `.hosts.${process.pid}.0a1b2c3d.pulumi-lifecycle.tmp`;
+        await writeFile(join(temp.dir, dead), "partial");
+        await writeFile(join(temp.dir, live), "in progress");
+        assert.equal(await sweepTemporaries(target), 1);
+        assert.deepEqual((await readdir(temp.dir)).sort(), [live, "hosts"].sort());
+    });
+});

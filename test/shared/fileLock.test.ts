@@ -1,0 +1,109 @@
+// Guards the cross-process file lock: exclusive, bounded wait with a clear error, abandoned locks of
+// dead or stale holders broken at once, and release that never removes someone else's lock.
+// Time is injected: no test waits on a real clock.
+
+import { strict as assert } from "node:assert";
+import { readFile, writeFile } from "node:fs/promises";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { acquireFileLock, lockPathFor } from "../../provider/shared/files/fileLock";
+import { LockTimeoutError } from "../../provider/shared/files/lockTimeoutError";
+import { makeTempDir, type TempDir } from "../support/projects";
+import { deadPid } from "../support/system";
+
+/** A clock that only moves when the code under test sleeps. */
+function fakeTime(onSleep: (ms: number) => Promise<void> | void = () => undefined) {
+    let now = 1_000_000;
+    const sleeps: number[] = [];
+    return {
+        clock: () => now,
+        sleep: async (ms: number) => {
+            sleeps.push(ms);
+            now += ms;
+            await onSleep(ms);
+        },
+        sleeps,
+    };
+}
+
+describe("file lock", () => {
+    let temp: TempDir;
+    let target: string;
+
+    beforeEach(async () => {
+        temp = await makeTempDir();
+        target = join(temp.dir, "hosts");
+        await writeFile(target, "127.0.0.1 localhost\n");
+    });
+    afterEach(() => temp.cleanup());
+
+    it("creates a lock file naming this process beside the target and removes it on release", async () => {
+        const lock = await acquireFileLock(target, { timeoutMs: 1000, staleMs: 60_000 });
+        assert.equal(lock.path, lockPathFor(target));
+        const holder = JSON.parse(await readFile(lock.path, "utf8"));
+        assert.equal(holder.pid, process.pid);
+        assert.equal(holder.host, hostname());
+        await lock.release();
+        await assert.rejects(readFile(lock.path), { code: "ENOENT" });
+    });
+
+    it("makes a second taker wait until the first releases", async () => {
+        const first = await acquireFileLock(target, { timeoutMs: 1000, staleMs: 60_000 });
+        const time = fakeTime(() => first.release());
+        const second = await acquireFileLock(target, { timeoutMs: 1000, staleMs: 60_000, ...time });
+        assert.equal(time.sleeps.length, 1, "waited exactly once, then got the lock");
+        await second.release();
+    });
+
+    it("gives up after the bounded wait with an error naming the file, the lock file and the holder", async () => {
+        const held = await acquireFileLock(target, { timeoutMs: 1000, staleMs: 60_000 });
+        const time = fakeTime();
+        const error = await acquireFileLock(target, { timeoutMs: 500, staleMs: 60_000, ...time }).then(
+            () => assert.fail("the lock was taken twice"),
+            (e: unknown) => e,
+        );
+        assert.ok(error instanceof LockTimeoutError);
+        assert.match(error.message, /timed out after 0\.5 s waiting for the lock on .*hosts/);
+        assert.ok(error.message.includes(held.path));
+        assert.match(error.message, new RegExp(`held by pid ${process.pid}`));
+        assert.match(error.message, /delete the lock file/);
+        assert.ok(time.sleeps.reduce((a, b) => a + b, 0) <= 500, "never waits past the deadline");
+        await held.release();
+    });
+
+    it("breaks at once a lock whose holder process is gone", async () => {
+        const pid = await deadPid();
+        await writeFile(lockPathFor(target), JSON.stringify({ pid, host: hostname(), token: "x", since: 0 }));
+        const time = fakeTime();
+        const lock = await acquireFileLock(target, { timeoutMs: 1000, staleMs: 60_000, ...time });
+        assert.deepEqual(time.sleeps, [], "no waiting for a dead holder");
+        assert.equal(JSON.parse(await readFile(lock.path, "utf8")).pid, process.pid);
+        await lock.release();
+    });
+
+    it("breaks a lock older than staleMs even when its holder cannot be checked (another host)", async () => {
+        const time = fakeTime();
+        const since = time.clock() - 61_000;
+        await writeFile(lockPathFor(target), JSON.stringify({ pid: 1, host: "elsewhere", token: "x", since }));
+        const lock = await acquireFileLock(target, { timeoutMs: 1000, staleMs: 60_000, ...time });
+        assert.deepEqual(time.sleeps, []);
+        await lock.release();
+    });
+
+    it("respects a young lock of another host until the deadline", async () => {
+        const time = fakeTime();
+        await writeFile(
+            lockPathFor(target),
+            JSON.stringify({ pid: 1, host: "elsewhere", token: "x", since: time.clock() }),
+        );
+        await assert.rejects(acquireFileLock(target, { timeoutMs: 200, staleMs: 60_000, ...time }), LockTimeoutError);
+    });
+
+    it("does not remove a lock that someone else holds when releasing", async () => {
+        const lock = await acquireFileLock(target, { timeoutMs: 1000, staleMs: 60_000 });
+        const other = JSON.stringify({ pid: process.pid, host: hostname(), token: "someone-else", since: Date.now() });
+        await writeFile(lock.path, other);
+        await lock.release();
+        assert.equal(await readFile(lock.path, "utf8"), other);
+    });
+});
