@@ -1,0 +1,219 @@
+// Runs a real Pulumi TypeScript program without the CLI: in-process under pulumi.runtime.setMocks, with
+// every dynamic resource forwarded to the real dynamic-provider server process (started as the engine
+// starts it: working directory = the project, PULUMI_NODEJS_PROJECT set) through the step rules of
+// engine.ts. State lives in a JSON file between runs, so a scenario is a sequence of runs like a stack's.
+//
+// Differs from the engine: the program runs in this process (the engine runs it in a language host), so
+// runs cannot overlap; see engine.ts for the step-level differences.
+
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import { ProviderServer } from "../support/providerServer";
+import { Deployment, destroy, type ProviderCall, type ResourceOptionsByName, refresh, type Step } from "./engine";
+import { formatPlan } from "./plan";
+import { loadState, type StackState, saveState } from "./state";
+
+/** A stack config value; secrets reach the program as secrets and the provider as plain values. */
+export type ConfigValue = string | { secret: string };
+
+/** How to run a project. */
+export interface HarnessOptions {
+    /** The Pulumi project: holds Pulumi.yaml; the provider server runs here. */
+    readonly projectDir: string;
+    /** Where the stack's state is kept between runs. */
+    readonly stateFile: string;
+    readonly stack?: string;
+    /** An inline program instead of the project's main module. */
+    readonly program?: () => unknown;
+    /** Stack config, keys namespaced (`pulumi-lifecycle:hostsFile`, `<project>:key`). */
+    readonly config?: Record<string, ConfigValue>;
+    /** Extra environment for the provider process. */
+    readonly env?: NodeJS.ProcessEnv;
+    readonly options?: ResourceOptionsByName;
+}
+
+/** What a run did. */
+export interface RunResult {
+    readonly ok: boolean;
+    readonly errors: Error[];
+    /** Every provider call, in order. */
+    readonly calls: ProviderCall[];
+    readonly steps: Step[];
+    readonly state: StackState;
+    /** Stack outputs (the program's exports), resolved. */
+    readonly outputs: Record<string, unknown>;
+    /** The plan or summary, printed like Pulumi's. */
+    readonly plan: string;
+}
+
+type Operation = "up" | "up --refresh" | "preview" | "refresh" | "destroy";
+
+/** What a run may change for itself and the runs after it. */
+export type RunChanges = Partial<Pick<HarnessOptions, "program" | "config" | "options" | "env">>;
+
+/** Runs one Pulumi project as a stack, operation after operation. */
+export class Harness {
+    private readonly stack: string;
+    private readonly project: string;
+    /** The options with the latest program and config changes applied. */
+    private current: HarnessOptions;
+
+    constructor(private readonly options: HarnessOptions) {
+        this.stack = options.stack ?? "dev";
+        this.project = projectSettings(options.projectDir).name;
+        this.current = options;
+    }
+
+    /**
+     * `pulumi up`; with `refresh: true`, `pulumi up --refresh` (refresh steps first, in the same
+     * deployment, which is what Terraform's apply does by default). `changes` replaces the program,
+     * config or options for this and later runs.
+     */
+    up(changes?: RunChanges & { refresh?: boolean }): Promise<RunResult> {
+        const { refresh: refreshFirst, ...rest } = changes ?? {};
+        return this.run(refreshFirst ? "up --refresh" : "up", rest);
+    }
+
+    /** `pulumi preview`: Check and Diff only; nothing is written. */
+    preview(changes?: RunChanges): Promise<RunResult> {
+        return this.run("preview", changes);
+    }
+
+    /** `pulumi refresh`. */
+    refresh(): Promise<RunResult> {
+        return this.run("refresh");
+    }
+
+    /** `pulumi destroy`. */
+    destroy(): Promise<RunResult> {
+        return this.run("destroy");
+    }
+
+    /** The state as last saved. */
+    state(): Promise<StackState> {
+        return loadState(this.options.stateFile);
+    }
+
+    private async run(operation: Operation, changes?: Partial<HarnessOptions>): Promise<RunResult> {
+        if (changes) this.current = { ...this.current, ...changes };
+        const old = await loadState(this.options.stateFile);
+        const calls: ProviderCall[] = [];
+        const steps: Step[] = [];
+        const config = this.current.config ?? {};
+        const provider = await ProviderServer.start({
+            projectDir: this.options.projectDir,
+            projectName: this.project,
+            ...(this.current.env ? { env: this.current.env } : {}),
+        });
+        try {
+            // The engine configures the provider with the whole stack config, namespaces kept, secrets plain.
+            await provider.configure(plainConfig(config));
+            const context = { stack: this.stack, project: this.project, provider, calls, steps };
+            let state: StackState = old;
+            let errors: Error[] = [];
+            let outputs: Record<string, unknown> = {};
+            if (operation === "refresh" || operation === "up --refresh") {
+                ({ state, errors } = await refresh(old, context));
+            } else if (operation === "destroy") {
+                ({ state, errors } = await destroy(old, context));
+            }
+            // A failed refresh stops `up --refresh` before the program runs, as the engine does.
+            if ((operation === "up" || operation === "up --refresh" || operation === "preview") && errors.length === 0) {
+                const preview = operation === "preview";
+                const deployment = new Deployment(state, { ...context, preview, options: this.current.options ?? {} });
+                const program = await this.runProgram(deployment, config, preview);
+                state = await deployment.finish();
+                errors = [...program.errors, ...deployment.errors];
+                outputs = program.outputs;
+            }
+            if (operation !== "preview") await saveState(this.options.stateFile, state);
+            const ok = errors.length === 0;
+            const plan = formatPlan(operation === "up --refresh" ? "up" : operation, this.stack, steps, errors);
+            return { ok, errors, calls, steps, state, outputs, plan };
+        } finally {
+            await provider.stop();
+        }
+    }
+
+    private async runProgram(
+        deployment: Deployment,
+        config: Record<string, ConfigValue>,
+        preview: boolean,
+    ): Promise<{ errors: Error[]; outputs: Record<string, unknown> }> {
+        pulumi.runtime.setAllConfig(
+            plainConfig(config),
+            Object.keys(config).filter((key) => typeof config[key] !== "string"),
+        );
+        await pulumi.runtime.setMocks(
+            {
+                newResource: (args) =>
+                    deployment.register({
+                        type: args.type,
+                        name: args.name,
+                        inputs: args.inputs,
+                        custom: args.custom ?? true,
+                        id: args.id || undefined,
+                    }),
+                call: (args) => {
+                    throw new Error(`the harness does not implement invoke ${args.token}`);
+                },
+            },
+            this.project,
+            this.stack,
+            preview,
+        );
+        const errors: Error[] = [];
+        let exported: unknown;
+        try {
+            exported = this.current.program ? await this.current.program() : await this.loadMain();
+            if (typeof exported === "function") exported = await exported();
+        } catch (error) {
+            errors.push(error as Error);
+        }
+        await waitForRPCs();
+        const outputs: Record<string, unknown> = {};
+        for (const [key, value] of Object.entries((exported as Record<string, unknown> | undefined) ?? {})) {
+            try {
+                outputs[key] = pulumi.Output.isInstance(value) ? await resolveOutput(value) : value;
+            } catch {
+                // An output of a failed resource: the run already carries that error.
+            }
+        }
+        return { errors, outputs };
+    }
+
+    /** Requires the project's main module afresh, as a new language-host process would. */
+    private loadMain(): unknown {
+        const main = resolve(this.options.projectDir, projectSettings(this.options.projectDir).main ?? ".");
+        for (const key of Object.keys(require.cache)) {
+            if (key.startsWith(resolve(this.options.projectDir)) && !key.includes("node_modules")) {
+                delete require.cache[key];
+            }
+        }
+        return require(main);
+    }
+}
+
+/** Name and main module from Pulumi.yaml (top-level `name:` and `main:` keys). */
+export function projectSettings(projectDir: string): { name: string; main: string | undefined } {
+    const text = readFileSync(join(projectDir, "Pulumi.yaml"), "utf8");
+    const value = (key: string) => new RegExp(`^${key}:\\s*(.+?)\\s*$`, "m").exec(text)?.[1]?.replace(/^["']|["']$/g, "");
+    const name = value("name");
+    if (!name) throw new Error(`${projectDir}/Pulumi.yaml has no name`);
+    return { name, main: value("main") };
+}
+
+/** Resolves once every registration the program started has been answered (SDK-internal, not in the .d.ts). */
+function waitForRPCs(): Promise<void> {
+    return (require("@pulumi/pulumi/runtime/settings") as { waitForRPCs(): Promise<void> }).waitForRPCs();
+}
+
+function plainConfig(config: Record<string, ConfigValue>): Record<string, string> {
+    return Object.fromEntries(Object.entries(config).map(([k, v]) => [k, typeof v === "string" ? v : v.secret]));
+}
+
+async function resolveOutput(output: pulumi.Output<unknown>): Promise<unknown> {
+    // Output.promise() is the SDK's own way to read an output's value (internal, stable for years).
+    return await (output as unknown as { promise(): Promise<unknown> }).promise();
+}
