@@ -6,18 +6,12 @@
 // before the batch's edits. A failing edit affects only its own caller; a failing write fails every edit
 // of the batch and leaves the file as it was.
 
-import { type FileHandle, open, realpath, stat } from "node:fs/promises";
+import { realpath, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
-import {
-    codeOf,
-    fileSignature,
-    signatureOf,
-    sweepTemporaries,
-    type WriteMethod,
-    writeFileAtomic,
-} from "../shared/files/atomicWrite";
+import { codeOf, signatureOf, sweepTemporaries, type WriteMethod, writeFileAtomic } from "../shared/files/atomicWrite";
 import { acquireFileLock, type HeldLock, type LockOptions } from "../shared/files/fileLock";
 import { LockTimeoutError } from "../shared/files/lockTimeoutError";
+import { readWhole } from "../shared/files/readWhole";
 import { HostsDocument } from "./hostsDocument";
 import { HostsFileError } from "./hostsFileError";
 
@@ -130,41 +124,47 @@ export class HostsFileStore {
             return;
         }
         const lock = await this.lock(real);
+        let answer: () => void;
         try {
-            if (!queue.swept) {
-                await sweepTemporaries(real);
-                queue.swept = true;
-            }
-            let loaded = await this.load(real, queue);
-            for (const op of reads) settle(op, () => op.run(loaded.doc)());
-            for (let attempt = 1; ; attempt++) {
-                const revision = loaded.doc.revision;
-                const outcomes = edits.map((op) => tryEdit(op, loaded.doc));
-                if (loaded.doc.revision !== revision) {
-                    if (attempt < MAX_ATTEMPTS && (await currentSignature(real)) !== loaded.signature) {
-                        // A writer that ignores our lock changed the file meanwhile: redo the edits on its version.
-                        queue.cache = undefined;
-                        loaded = await this.load(real, queue);
-                        continue;
-                    }
-                    const applied = outcomes.filter((outcome) => outcome.finish !== undefined).length;
-                    const failure = await this.write(real, queue, loaded.doc, applied).then(
-                        () => undefined,
-                        (error: unknown) => ({ error }),
-                    );
-                    if (failure) {
-                        for (const { op, finish, error } of outcomes) op.reject(finish ? failure.error : error);
-                        return;
-                    }
-                }
-                for (const { op, finish, error } of outcomes) {
-                    if (finish) settle(op, finish);
-                    else op.reject(error);
-                }
-                return;
-            }
+            answer = await this.applyEdits(real, queue, reads, edits);
         } finally {
             await lock.release().catch(() => undefined);
+        }
+        // Answer only once the lock is gone: a provider stopped right after its last answer leaves none behind.
+        answer();
+    }
+
+    /** Applies a batch under the lock; returns how to answer its operations. */
+    private async applyEdits(real: string, queue: FileQueue, reads: Pending[], edits: Pending[]): Promise<() => void> {
+        if (!queue.swept) {
+            await sweepTemporaries(real);
+            queue.swept = true;
+        }
+        let loaded = await this.load(real, queue);
+        const readOutcomes = reads.map((op) => tryEdit(op, loaded.doc));
+        for (let attempt = 1; ; attempt++) {
+            const revision = loaded.doc.revision;
+            const outcomes = edits.map((op) => tryEdit(op, loaded.doc));
+            if (loaded.doc.revision !== revision) {
+                if (attempt < MAX_ATTEMPTS && (await currentSignature(real)) !== loaded.signature) {
+                    // A writer that ignores our lock changed the file meanwhile: redo the edits on its version.
+                    queue.cache = undefined;
+                    loaded = await this.load(real, queue);
+                    continue;
+                }
+                const applied = outcomes.filter((outcome) => outcome.finish !== undefined).length;
+                const failure = await this.write(real, queue, loaded.doc, applied).then(
+                    () => undefined,
+                    (error: unknown) => ({ error }),
+                );
+                if (failure) {
+                    return () => {
+                        answerAll(readOutcomes);
+                        for (const { op, finish, error } of outcomes) op.reject(finish ? failure.error : error);
+                    };
+                }
+            }
+            return () => answerAll([...readOutcomes, ...outcomes]);
         }
     }
 
@@ -201,17 +201,13 @@ export class HostsFileStore {
     }
 }
 
-/** Reads and parses the file through one handle, so the signature belongs to the bytes read. */
+/** Reads and parses the file; the signature belongs to the bytes read. */
 async function readDocument(real: string, ending: "\n" | "\r\n"): Promise<{ doc: HostsDocument; signature: string }> {
-    let handle: FileHandle | undefined;
     try {
-        handle = await open(real, "r");
-        const signature = await fileSignature(handle);
-        return { doc: HostsDocument.parse(await handle.readFile(), ending), signature };
+        const { bytes, signature } = await readWhole(real);
+        return { doc: HostsDocument.parse(bytes, ending), signature };
     } catch (error) {
         throw new HostsFileError(real, "read", error);
-    } finally {
-        await handle?.close();
     }
 }
 
@@ -225,11 +221,19 @@ async function currentSignature(real: string): Promise<string> {
     }
 }
 
+/** Runs an operation on the document now; its answer is given later, by `answerAll`. */
 function tryEdit(op: Pending, doc: HostsDocument): { op: Pending; finish?: () => unknown; error?: unknown } {
     try {
         return { op, finish: op.run(doc) };
     } catch (error) {
         return { op, error };
+    }
+}
+
+function answerAll(outcomes: { op: Pending; finish?: () => unknown; error?: unknown }[]): void {
+    for (const { op, finish, error } of outcomes) {
+        if (finish) settle(op, finish);
+        else op.reject(error);
     }
 }
 

@@ -3,7 +3,7 @@
 // Time is injected: no test waits on a real clock.
 
 import { strict as assert } from "node:assert";
-import { readFile, writeFile } from "node:fs/promises";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { acquireFileLock, lockPathFor } from "../../provider/shared/files/fileLock";
@@ -97,6 +97,40 @@ describe("file lock", () => {
             JSON.stringify({ pid: 1, host: "elsewhere", token: "x", since: time.clock() }),
         );
         await assert.rejects(acquireFileLock(target, { timeoutMs: 200, staleMs: 60_000, ...time }), LockTimeoutError);
+    });
+
+    it("never shows a lock file without its holder, even to a reader racing the takers", async () => {
+        const path = lockPathFor(target);
+        let taking = true;
+        let seen = 0;
+        const reader = (async () => {
+            while (taking) {
+                const text = await readFile(path, "utf8").catch(() => undefined);
+                if (text !== undefined) {
+                    seen++;
+                    assert.equal(typeof JSON.parse(text).pid, "number", `a lock file named its holder: ${text}`);
+                }
+                await new Promise((resolve) => setImmediate(resolve));
+            }
+        })();
+        for (let round = 0; round < 300; round++) {
+            const lock = await acquireFileLock(target, { timeoutMs: 1000, staleMs: 60_000 });
+            await new Promise((resolve) => setImmediate(resolve));
+            await lock.release();
+        }
+        taking = false;
+        await reader;
+        assert.ok(seen > 0, "the reader saw the lock held at least once");
+    });
+
+    it("sweeps the temporary files a dead holder left while taking the lock", async () => {
+        const pid = await deadPid();
+        const leftover = join(temp.dir, `..hosts.pulumi-lifecycle.lock.${pid}.0a1b2c3d.pulumi-lifecycle.tmp`);
+        await writeFile(leftover, "{}");
+        await writeFile(lockPathFor(target), JSON.stringify({ pid, host: hostname(), token: "x", since: 0 }));
+        const lock = await acquireFileLock(target, { timeoutMs: 1000, staleMs: 60_000 });
+        await lock.release();
+        assert.deepEqual(await readdir(temp.dir), ["hosts"]);
     });
 
     it("does not remove a lock that someone else holds when releasing", async () => {

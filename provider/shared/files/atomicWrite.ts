@@ -164,7 +164,8 @@ async function statOrUndefined(path: string) {
     });
 }
 
-function temporaryName(base: string): string {
+/** A name for a temporary file beside `base`, which `sweepTemporaries` removes once its process is gone. */
+export function temporaryName(base: string): string {
     return `.${base}.${process.pid}.${randomBytes(4).toString("hex")}.pulumi-lifecycle.tmp`;
 }
 

@@ -7,11 +7,11 @@
 // the temporary directory instead, keyed by the target's real path.
 
 import { createHash, randomBytes } from "node:crypto";
-import { readFile, stat, unlink, writeFile } from "node:fs/promises";
+import { link, readFile, stat, unlink, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { type Clock, type Sleep, systemClock, timerSleep } from "../time";
-import { codeOf } from "./atomicWrite";
+import { codeOf, sweepTemporaries, temporaryName } from "./atomicWrite";
 import { LockTimeoutError } from "./lockTimeoutError";
 import { isProcessAlive } from "./processes";
 
@@ -41,6 +41,10 @@ export interface HeldLock {
 }
 
 const PERMISSION_CODES = new Set(["EACCES", "EPERM", "EROFS"]);
+/** Lock files whose leftover temporaries this process has already swept. */
+const swept = new Set<string>();
+/** link(2) errors of file systems without hard links (FAT, some network shares). */
+const LINK_UNSUPPORTED = new Set(["ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV"]);
 const FIRST_RETRY_MS = 2;
 const LONGEST_RETRY_MS = 50;
 
@@ -77,11 +81,13 @@ async function acquireAt(path: string, target: string, options: LockOptions): Pr
             token: randomBytes(8).toString("hex"),
             since: clock(),
         };
-        try {
-            await writeFile(path, JSON.stringify(holder), { flag: "wx", mode: 0o644 });
+        if (await createNamed(path, holder)) {
+            if (!swept.has(path)) {
+                // Temporaries of takers killed before their link: no lock of theirs exists to break.
+                swept.add(path);
+                await sweepTemporaries(path);
+            }
             return { path, release: () => releaseIfOurs(path, holder.token) };
-        } catch (error) {
-            if (codeOf(error) !== "EEXIST") throw error;
         }
         const current = await readHolder(path);
         if (current === "gone") continue;
@@ -103,6 +109,33 @@ async function acquireAt(path: string, target: string, options: LockOptions): Pr
 function isAbandoned(holder: LockHolder, now: number, staleMs: number): boolean {
     if (holder.host === hostname() && !isProcessAlive(holder.pid)) return true;
     return now - holder.since > staleMs;
+}
+
+/**
+ * Creates the lock file already holding its holder's name, or answers false when it exists. Written to a
+ * temporary file and hard-linked into place, so a process killed at any moment never leaves a lock that
+ * names nobody (which others could only wait out); where hard links are unsupported, O_EXCL instead.
+ */
+async function createNamed(path: string, holder: LockHolder): Promise<boolean> {
+    const content = JSON.stringify(holder);
+    const temporary = join(dirname(path), temporaryName(basename(path)));
+    await writeFile(temporary, content, { flag: "wx", mode: 0o644 });
+    try {
+        await link(temporary, path);
+        return true;
+    } catch (error) {
+        if (codeOf(error) === "EEXIST") return false;
+        if (!LINK_UNSUPPORTED.has(codeOf(error))) throw error;
+        return await writeFile(path, content, { flag: "wx", mode: 0o644 }).then(
+            () => true,
+            (fallbackError: unknown) => {
+                if (codeOf(fallbackError) === "EEXIST") return false;
+                throw fallbackError;
+            },
+        );
+    } finally {
+        await unlink(temporary).catch(() => undefined);
+    }
 }
 
 /** A lock file that never got its holder written (its writer died at once) and is older than `staleMs`. */
@@ -129,13 +162,17 @@ async function readHolder(path: string): Promise<LockHolder | undefined | "gone"
     return undefined;
 }
 
-/** Deletes an abandoned lock, unless it changed hands since we judged it abandoned. */
+/**
+ * Deletes an abandoned lock, unless it changed hands since we judged it abandoned, and the temporary
+ * files its dead holder may have left while taking it.
+ */
 async function breakLock(path: string, token: string): Promise<void> {
     const again = await readHolder(path);
     if (again === "gone" || again === undefined || again.token !== token) return;
     await unlink(path).catch((error) => {
         if (codeOf(error) !== "ENOENT") throw error;
     });
+    await sweepTemporaries(path);
 }
 
 async function releaseIfOurs(path: string, token: string): Promise<void> {
