@@ -20,8 +20,12 @@ export interface CheckOutcome {
     failures: CheckFailure[];
 }
 
-/** Control characters, and the Unicode line and paragraph separators that some tools treat as line breaks. */
-const LINE_BREAKING_OR_CONTROL = /[\p{Cc}\u2028\u2029\u0085]/u;
+/**
+ * Control characters, the Unicode line and paragraph separators some tools treat as line breaks, and
+ * invisible format characters such as bidi overrides, which can make a line read as something else in
+ * an editor. Zero-width (non-)joiners stay allowed: some scripts and emoji need them.
+ */
+const LINE_BREAKING_OR_CONTROL = /[\p{Cc}\u2028\u2029\u0085]|(?![\u200c\u200d])\p{Cf}/u;
 
 /**
  * Validates and normalizes raw HostEntry inputs. `defaultFile` supplies the hosts file when `file` is

@@ -3,21 +3,22 @@
 
 import { win32 } from "node:path";
 
+/** Where Windows keeps the hosts file, below its system root. */
+const WINDOWS_HOSTS = ["System32", "drivers", "etc", "hosts"];
+
 /** The stack config key that sets the default hosts file. */
 export const HOSTS_FILE_CONFIG_KEY = "pulumi-lifecycle:hostsFile";
 
 /**
- * The operating system's hosts file. hostile knows the usual paths; on Windows the system directory is
- * taken from %SystemRoot% when set, since Windows is not always installed on C:.
+ * The operating system's hosts file: `/etc/hosts`, or on Windows the one under %SystemRoot% (hostile,
+ * which many tools use for this, hard-codes C:\Windows, but Windows is not always installed there).
  */
 export function osHostsFile(
     env: NodeJS.ProcessEnv = process.env,
     platform: NodeJS.Platform = process.platform,
 ): string {
-    if (platform === "win32" && env.SystemRoot) {
-        return win32.join(env.SystemRoot, "System32", "drivers", "etc", "hosts");
-    }
-    return (require("hostile") as { HOSTS: string }).HOSTS;
+    if (platform === "win32") return win32.join(env.SystemRoot || "C:\\Windows", ...WINDOWS_HOSTS);
+    return "/etc/hosts";
 }
 
 /** The default hosts file given the stack config value (if any) and the environment. */

@@ -1,4 +1,4 @@
-import { quote } from "../shared/text";
+import { quote, shellQuote } from "../shared/text";
 
 /** A line of the file that already carries one of an entry's names. */
 export interface ConflictingLine {
@@ -29,7 +29,7 @@ export class EntryConflictError extends Error {
         const advice =
             operation === "create"
                 ? "To manage the existing line, set `adopt: true` (the line must match address, names and comment " +
-                  `exactly; \`npx pulumi-lifecycle hosts import --file ${file}\` prints a matching declaration), ` +
+                  `exactly; \`npx pulumi-lifecycle hosts import --file ${shellQuote(file)}\` prints a matching declaration), ` +
                   "or remove the line from the file, or choose other names."
                 : "Remove the name from that line, or from this entry's names.";
         super(

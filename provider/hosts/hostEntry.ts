@@ -82,7 +82,8 @@ export class HostEntry extends pulumi.dynamic.Resource {
     }
 }
 
-function programDefaultFile(): string {
+/** The hosts file a program uses when `file` is not given: stack config, then HOSTS_FILE, then the OS file. */
+export function programDefaultFile(): string {
     const [project, key] = HOSTS_FILE_CONFIG_KEY.split(":") as [string, string];
     return defaultHostsFile(new pulumi.Config(project).get(key));
 }

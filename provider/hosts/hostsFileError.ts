@@ -3,17 +3,28 @@ import { codeOf } from "../shared/files/atomicWrite";
 /** What the store was doing when I/O failed. */
 export type HostsFileOperation = "read" | "write" | "lock";
 
-const ADVICE: Record<string, string> = {
-    EACCES:
-        "permission denied. Run Pulumi elevated (sudo, or an Administrator shell on Windows), or set `file` " +
-        "(or stack config `pulumi-lifecycle:hostsFile`, or HOSTS_FILE) to a hosts file you may write",
-    EROFS: "the file system is read-only. Set `file` to a hosts file on a writable file system",
-    ENOENT: "its directory does not exist. Create it, or set `file` to an existing hosts file",
-    EISDIR: "it is a directory. Set `file` to the path of a hosts file",
-    ENOTDIR: "a part of the path is not a directory. Check `file`",
-    ENOSPC: "the disk is full. Free some space and retry",
+const SET_FILE = "set `file` (or stack config `pulumi-lifecycle:hostsFile`, or HOSTS_FILE)";
+
+/** What went wrong and what to do, by error code; writes and reads need different advice. */
+const ADVICE: Record<HostsFileOperation, Record<string, string>> = {
+    write: {
+        EACCES: `permission denied. Run Pulumi elevated (sudo, or an Administrator shell on Windows), or ${SET_FILE} to a hosts file you may write`,
+        EROFS: `the file system is read-only. ${SET_FILE} to a hosts file on a writable file system`,
+        ENOENT: `its directory does not exist. Create it, or ${SET_FILE} to an existing hosts file`,
+        EISDIR: `it is a directory. ${SET_FILE} to the path of a hosts file`,
+        ENOTDIR: "a part of the path is not a directory. Check `file`",
+        ENOSPC: "the disk is full. Free some space and retry",
+    },
+    read: {
+        EACCES: `permission denied. Run Pulumi as a user who may read it, or ${SET_FILE} to a hosts file you may read`,
+        ENOENT: `it does not exist. Check \`file\`, or ${SET_FILE}`,
+        EISDIR: `it is a directory. ${SET_FILE} to the path of a hosts file`,
+        ENOTDIR: "a part of the path is not a directory. Check `file`",
+    },
+    lock: {},
 };
-ADVICE.EPERM = ADVICE.EACCES as string;
+ADVICE.lock = ADVICE.write;
+for (const advice of Object.values(ADVICE)) advice.EPERM ??= advice.EACCES as string;
 
 /**
  * An I/O failure on a hosts file, with the file, the operation and what to do. Whenever this is thrown
@@ -29,7 +40,7 @@ export class HostsFileError extends Error {
         cause: unknown,
     ) {
         const code = codeOf(cause);
-        const reason = ADVICE[code] ?? `${cause instanceof Error ? cause.message : String(cause)}`;
+        const reason = ADVICE[operation][code] ?? `${cause instanceof Error ? cause.message : String(cause)}`;
         const unchanged = operation === "read" ? "" : " The file was not changed.";
         super(`cannot ${operation} hosts file ${file}: ${reason}.${unchanged}`, { cause });
         this.code = code;

@@ -10,6 +10,11 @@ export function quote(text: string): string {
     });
 }
 
+/** Quotes a word for a POSIX shell command a message suggests, so copying it works for any path. */
+export function shellQuote(word: string): string {
+    return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`;
+}
+
 /** Names a character for an error message: printable ones quoted, the rest as a code point. */
 export function describeCharacter(character: string): string {
     const codePoint = character.codePointAt(0) ?? 0;

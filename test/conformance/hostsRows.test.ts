@@ -203,7 +203,10 @@ describe("seed tables 000/001, rows 1-9", () => {
             await managed();
             const result = await s.up([WEB]);
             assert.deepEqual(callsOf(result), ["Check web", "Diff web"]);
-            assert.deepEqual(result.steps.map((step) => step.kind), ["same"]);
+            assert.deepEqual(
+                result.steps.map((step) => step.kind),
+                ["same"],
+            );
             assert.deepEqual(stateOf(result), [WEB_STATE]);
             assert.equal(await s.text(), BASE + WEB_LINE);
         });

@@ -169,7 +169,13 @@ export class Deployment {
         } catch (error) {
             const partial = partialStateOf(error);
             if (partial) {
-                this.registered.push({ ...base(urn, goal), id: partial.id, inputs, outputs: partial.properties, initErrors: partial.reasons });
+                this.registered.push({
+                    ...base(urn, goal),
+                    id: partial.id,
+                    inputs,
+                    outputs: partial.properties,
+                    initErrors: partial.reasons,
+                });
             }
             throw error;
         }

@@ -119,7 +119,10 @@ export class Harness {
                 ({ state, errors } = await destroy(old, context));
             }
             // A failed refresh stops `up --refresh` before the program runs, as the engine does.
-            if ((operation === "up" || operation === "up --refresh" || operation === "preview") && errors.length === 0) {
+            if (
+                (operation === "up" || operation === "up --refresh" || operation === "preview") &&
+                errors.length === 0
+            ) {
                 const preview = operation === "preview";
                 const deployment = new Deployment(state, { ...context, preview, options: this.current.options ?? {} });
                 const program = await this.runProgram(deployment, config, preview);
@@ -198,7 +201,8 @@ export class Harness {
 /** Name and main module from Pulumi.yaml (top-level `name:` and `main:` keys). */
 export function projectSettings(projectDir: string): { name: string; main: string | undefined } {
     const text = readFileSync(join(projectDir, "Pulumi.yaml"), "utf8");
-    const value = (key: string) => new RegExp(`^${key}:\\s*(.+?)\\s*$`, "m").exec(text)?.[1]?.replace(/^["']|["']$/g, "");
+    const value = (key: string) =>
+        new RegExp(`^${key}:\\s*(.+?)\\s*$`, "m").exec(text)?.[1]?.replace(/^["']|["']$/g, "");
     const name = value("name");
     if (!name) throw new Error(`${projectDir}/Pulumi.yaml has no name`);
     return { name, main: value("main") };

@@ -21,7 +21,12 @@ const HEADING = {
 } as const;
 
 /** The run's steps as a table, then a summary line and any errors. */
-export function formatPlan(operation: keyof typeof HEADING, stack: string, steps: readonly Step[], errors: readonly Error[]): string {
+export function formatPlan(
+    operation: keyof typeof HEADING,
+    stack: string,
+    steps: readonly Step[],
+    errors: readonly Error[],
+): string {
     const typeWidth = Math.max(4, ...steps.map((s) => s.type.length));
     const nameWidth = Math.max(4, ...steps.map((s) => s.name.length));
     const rows = steps.map((step) => {

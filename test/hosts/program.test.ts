@@ -14,7 +14,7 @@ interface Registered {
     id: string | undefined;
 }
 
-function valueOf<T>(output: pulumi.Output<T>): Promise<T> {
+function resolved<T>(output: pulumi.Output<T>): Promise<T> {
     return new Promise((resolve) => output.apply(resolve));
 }
 
@@ -58,9 +58,9 @@ describe("HostEntry in a program", () => {
             comment: "frontend",
             file: "./hosts",
         });
-        assert.equal(await valueOf(web.line), 7);
-        assert.deepEqual(await valueOf(web.names), ["web.internal", "web"]);
-        assert.equal(await valueOf(web.id), "ipv4/web.internal");
+        assert.equal(await resolved(web.line), 7);
+        assert.deepEqual(await resolved(web.names), ["web.internal", "web"]);
+        assert.equal(await resolved(web.id), "ipv4/web.internal");
         const [resource] = registered;
         assert.equal(resource?.type, "pulumi-nodejs:dynamic/hosts:HostEntry");
         assert.equal(resource?.name, "web");
@@ -78,25 +78,26 @@ describe("HostEntry in a program", () => {
         process.env.HOSTS_FILE = "/from/env";
         pulumi.runtime.setAllConfig({ "pulumi-lifecycle:hostsFile": "/from/config" });
         const entry = new hosts.HostEntry("a", { address: "10.0.0.1", names: ["a.test"] });
-        assert.equal(await valueOf(entry.file), "/from/config");
+        assert.equal(await resolved(entry.file), "/from/config");
     });
 
     it("then to the HOSTS_FILE environment variable", async () => {
         process.env.HOSTS_FILE = "/from/env";
         const entry = new hosts.HostEntry("b", { address: "10.0.0.2", names: ["b.test"] });
-        assert.equal(await valueOf(entry.file), "/from/env");
+        assert.equal(await resolved(entry.file), "/from/env");
     });
 
     it("then to the operating system's hosts file", async () => {
         const entry = new hosts.HostEntry("c", { address: "10.0.0.3", names: ["c.test"] });
-        assert.equal(await valueOf(entry.file), osHostsFile());
+        assert.equal(await resolved(entry.file), osHostsFile());
         assert.equal(osHostsFile({}, "linux"), "/etc/hosts");
+        assert.equal(osHostsFile({}, "win32"), "C:\\Windows\\System32\\drivers\\etc\\hosts");
         assert.equal(osHostsFile({ SystemRoot: "D:\\Windows" }, "win32"), "D:\\Windows\\System32\\drivers\\etc\\hosts");
     });
 
     it("reads an existing entry with HostEntry.get(name, id, {file})", async () => {
         const existing = hosts.HostEntry.get("existing", "ipv6/localhost", { file: "/some/hosts" });
-        assert.equal(await valueOf(existing.id), "ipv6/localhost");
+        assert.equal(await resolved(existing.id), "ipv6/localhost");
         const [resource] = registered;
         assert.equal(resource?.id, "ipv6/localhost");
         assert.equal(resource?.inputs.file, "/some/hosts");
@@ -105,7 +106,7 @@ describe("HostEntry in a program", () => {
 
     it("serializes a __provider that deserializes into a provider with every operation", async () => {
         const entry = new hosts.HostEntry("d", { address: "10.0.0.4", names: ["d.test"] });
-        await valueOf(entry.id);
+        await resolved(entry.id);
         const text = registered[0]?.inputs.__provider as string;
         const provider = require("require-from-string")(text).handler();
         for (const method of ["configure", "check", "diff", "create", "read", "update", "delete"]) {

@@ -61,10 +61,14 @@ export async function hostsScenario(initial: string, config: Record<string, Conf
 
 /** Calls as compact `Method name` strings, for asserting the order of provider calls. */
 export function callsOf(result: RunResult): string[] {
-    return result.calls.map((call: ProviderCall) => `${call.method} ${call.name}${call.outcome === "ok" ? "" : ` (${call.outcome})`}`);
+    return result.calls.map(
+        (call: ProviderCall) => `${call.method} ${call.name}${call.outcome === "ok" ? "" : ` (${call.outcome})`}`,
+    );
 }
 
 /** The state's resources as `name id line`, for asserting what the stack holds. */
 export function stateOf(result: RunResult): string[] {
-    return result.state.resources.map((r) => `${r.name} ${r.id} line ${String(r.outputs.line)}${r.delete ? " (pending delete)" : ""}`);
+    return result.state.resources.map(
+        (r) => `${r.name} ${r.id} line ${String(r.outputs.line)}${r.delete ? " (pending delete)" : ""}`,
+    );
 }

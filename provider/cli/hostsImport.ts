@@ -1,0 +1,120 @@
+// `pulumi-lifecycle hosts import`: prints a Pulumi program declaring the lines of a hosts file with
+// `adopt: true`, since the engine cannot import dynamic resources. Only arguments and I/O live here;
+// which lines become declarations, and how they are written, is hosts/importer.ts.
+
+import { parseArgs } from "node:util";
+import { osHostsFile } from "../hosts/defaultFile";
+import { HostsFileError } from "../hosts/hostsFileError";
+import { planImport, renderImportProgram } from "../hosts/importer";
+import { readHostsDocument } from "../hosts/readHostsFile";
+import { quote } from "../shared/text";
+import { CliError } from "./cliError";
+import type { CliIo, Command } from "./command";
+
+const USAGE = `Usage: pulumi-lifecycle hosts import [--file FILE] [--match REGEX]
+
+Prints a TypeScript program with one hosts.HostEntry per line of a hosts file, each with
+\`adopt: true\`: the first \`pulumi up\` takes over the identical lines without writing the file.
+Lines that cannot be adopted are listed at the end as comments, with the reason. A one-line
+summary goes to stderr.
+
+Options:
+  -f, --file FILE     the hosts file (default: $HOSTS_FILE, else the operating system's hosts file);
+                      the program names it as given, and Pulumi resolves a relative path against
+                      the Pulumi project, so run the command there
+  -m, --match REGEX   import only lines whose address or one of whose names matches REGEX
+                      (a JavaScript regular expression, matched case-insensitively)
+  -h, --help          print this help
+`;
+
+/**
+ * Advice for a file that cannot be read, worded for this command: HostsFileError's advice is about the
+ * provider, which must also write the file.
+ */
+const READ_ADVICE: Record<string, string> = {
+    EACCES: "permission denied. Run the command as a user who may read it (sudo), or pass another --file",
+    EPERM: "permission denied. Run the command as a user who may read it (sudo), or pass another --file",
+    EISDIR: "it is a directory. Pass the path of a hosts file with --file",
+};
+
+/** The `hosts import` subcommand. */
+export const hostsImportCommand: Command = {
+    path: ["hosts", "import"],
+    summary: "print a Pulumi program that adopts the entries of a hosts file",
+    run: runHostsImport,
+};
+
+async function runHostsImport(args: readonly string[], io: CliIo): Promise<number> {
+    const options = parseOptions(args);
+    if (options.help) {
+        io.stdout(USAGE);
+        return 0;
+    }
+    const file = options.file ?? (io.env.HOSTS_FILE || osHostsFile(io.env));
+    const match = options.match === undefined ? undefined : compilePattern(options.match);
+    const doc = await readHostsDocument(file).catch((error: unknown) => {
+        throw withReadAdvice(error);
+    });
+    const plan = planImport(doc, match ? { file, match } : { file });
+    const command = ["pulumi-lifecycle hosts import --file", shellWord(file)];
+    if (options.match !== undefined) command.push("--match", shellWord(options.match));
+    io.stdout(renderImportProgram(plan, { file, command: command.join(" ") }));
+    io.stderr(
+        `imported ${count(plan.entries.length, "entry", "entries")} from ${file}, ` +
+            `skipped ${count(plan.skipped.length, "line", "lines")}\n`,
+    );
+    return 0;
+}
+
+function parseOptions(args: readonly string[]): { file?: string; match?: string; help: boolean } {
+    let values: { file?: string | undefined; match?: string | undefined; help?: boolean | undefined };
+    try {
+        ({ values } = parseArgs({
+            args: [...args],
+            options: {
+                file: { type: "string", short: "f" },
+                match: { type: "string", short: "m" },
+                help: { type: "boolean", short: "h" },
+            },
+            strict: true,
+            allowPositionals: false,
+        }));
+    } catch (error) {
+        throw new CliError(`${messageOf(error)} Run \`pulumi-lifecycle hosts import --help\` for usage.`, 2);
+    }
+    if (values.file === "") throw new CliError("--file needs the path of a hosts file.", 2);
+    return {
+        help: values.help ?? false,
+        ...(values.file !== undefined ? { file: values.file } : {}),
+        ...(values.match !== undefined ? { match: values.match } : {}),
+    };
+}
+
+function withReadAdvice(error: unknown): unknown {
+    if (!(error instanceof HostsFileError)) return error;
+    const advice = READ_ADVICE[error.code];
+    return advice ? new CliError(`cannot read hosts file ${error.file}: ${advice}.`, 1) : error;
+}
+
+/** Case-insensitive, because hostnames are. */
+function compilePattern(source: string): RegExp {
+    try {
+        return new RegExp(source, "i");
+    } catch (error) {
+        throw new CliError(`--match ${quote(source)} is not a valid regular expression: ${messageOf(error)}`, 1);
+    }
+}
+
+/** `text` as one word of a POSIX shell command, for the header's re-runnable command. */
+function shellWord(text: string): string {
+    return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+function count(n: number, one: string, many: string): string {
+    return `${n} ${n === 1 ? one : many}`;
+}
+
+function messageOf(error: unknown): string {
+    const message = error instanceof Error ? error.message : String(error);
+    return /[.!?]$/.test(message) ? message : `${message}.`;
+}
