@@ -107,11 +107,17 @@ export class HostsDocument {
 
     /** Serializes the document: the bytes read, with only the edited lines changed. */
     toBuffer(): Buffer {
-        let text = this.bom;
+        // One buffer written line by line: no whole-file string is built for every write of a batch.
+        let length = this.bom.length;
+        for (const line of this.lines) if (!line.removed) length += line.text.length + line.ending.length;
+        const buffer = Buffer.allocUnsafe(length);
+        let offset = buffer.write(this.bom, 0, "latin1");
         for (const line of this.lines) {
-            if (!line.removed) text += line.text + line.ending;
+            if (line.removed) continue;
+            offset += buffer.write(line.text, offset, "latin1");
+            offset += buffer.write(line.ending, offset, "latin1");
         }
-        return Buffer.from(text, "latin1");
+        return buffer;
     }
 
     /** Counts the edits made so far: a batch that leaves it unchanged needs no write. */

@@ -3,12 +3,14 @@
 // starts it: working directory = the project, PULUMI_NODEJS_PROJECT set) through the step rules of
 // engine.ts. State lives in a JSON file between runs, so a scenario is a sequence of runs like a stack's.
 //
-// Differs from the engine: the program runs in this process (the engine runs it in a language host), so
-// runs cannot overlap; see engine.ts for the step-level differences.
+// The program is mocked through its own project's @pulumi/pulumi (resolved from the project directory),
+// so a project with its own node_modules (a fresh install of the packed package) runs as it would under
+// the CLI. Differs from the engine: the program runs in this process (the engine runs it in a language
+// host), so runs cannot overlap; see engine.ts for the step-level differences.
 
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import * as pulumi from "@pulumi/pulumi";
+import type * as pulumi from "@pulumi/pulumi";
 import { ProviderServer } from "../support/providerServer";
 import { Deployment, destroy, type ProviderCall, type ResourceOptionsByName, refresh, type Step } from "./engine";
 import { formatPlan } from "./plan";
@@ -144,11 +146,12 @@ export class Harness {
         config: Record<string, ConfigValue>,
         preview: boolean,
     ): Promise<{ errors: Error[]; outputs: Record<string, unknown> }> {
-        pulumi.runtime.setAllConfig(
+        const sdk = projectSdk(this.options.projectDir);
+        sdk.pulumi.runtime.setAllConfig(
             plainConfig(config),
             Object.keys(config).filter((key) => typeof config[key] !== "string"),
         );
-        await pulumi.runtime.setMocks(
+        await sdk.pulumi.runtime.setMocks(
             {
                 newResource: (args) =>
                     deployment.register({
@@ -174,11 +177,11 @@ export class Harness {
         } catch (error) {
             errors.push(error as Error);
         }
-        await waitForRPCs();
+        await sdk.waitForRPCs();
         const outputs: Record<string, unknown> = {};
         for (const [key, value] of Object.entries((exported as Record<string, unknown> | undefined) ?? {})) {
             try {
-                outputs[key] = pulumi.Output.isInstance(value) ? await resolveOutput(value) : value;
+                outputs[key] = sdk.pulumi.Output.isInstance(value) ? await resolveOutput(value) : value;
             } catch {
                 // An output of a failed resource: the run already carries that error.
             }
@@ -208,9 +211,15 @@ export function projectSettings(projectDir: string): { name: string; main: strin
     return { name, main: value("main") };
 }
 
-/** Resolves once every registration the program started has been answered (SDK-internal, not in the .d.ts). */
-function waitForRPCs(): Promise<void> {
-    return (require("@pulumi/pulumi/runtime/settings") as { waitForRPCs(): Promise<void> }).waitForRPCs();
+/**
+ * The @pulumi/pulumi a project's program loads: its own install when it has one, else this repository's.
+ * `waitForRPCs` resolves once every registration the program started has been answered (SDK-internal,
+ * not in the .d.ts).
+ */
+function projectSdk(projectDir: string): { pulumi: typeof pulumi; waitForRPCs(): Promise<void> } {
+    const entry = require.resolve("@pulumi/pulumi", { paths: [projectDir, __dirname] });
+    const settings = require(join(entry, "..", "runtime", "settings")) as { waitForRPCs(): Promise<void> };
+    return { pulumi: require(entry) as typeof pulumi, waitForRPCs: () => settings.waitForRPCs() };
 }
 
 function plainConfig(config: Record<string, ConfigValue>): Record<string, string> {

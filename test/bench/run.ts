@@ -1,0 +1,77 @@
+// `npm run bench`: runs the benchmarks and prints their tables. `npm run bench -- hosts` runs one.
+
+import { benchHostile, benchInProcess, benchNoop, benchProvider, type HostsRun, IN_FLIGHT } from "./hostsBench";
+import { machineLine, table } from "./machine";
+
+const SIZES = [100, 1_000, 10_000];
+
+const seconds = (run: HostsRun) => `${run.seconds.toFixed(2)} s`;
+const mb = (run: HostsRun) => (run.peakMb === undefined ? "n/a" : `${run.peakMb.toFixed(0)} MB`);
+const cells = (run: HostsRun) => [seconds(run), String(run.writes), mb(run)];
+
+async function hosts(): Promise<void> {
+    console.log(`Hosts-file entries: N creates, ${IN_FLIGHT} in flight (as the engine runs them)`);
+    console.log(`Machine: ${machineLine()}\n`);
+    const endToEnd: string[][] = [];
+    const alone: string[][] = [];
+    const ours: HostsRun[] = [];
+    for (const n of SIZES) {
+        const [provider, noop, inProcess, hostile] = [
+            await benchProvider(n),
+            await benchNoop(n),
+            await benchInProcess(n),
+            await benchHostile(n),
+        ];
+        ours.push(inProcess);
+        const size = n.toLocaleString("en-US");
+        endToEnd.push([size, ...cells(provider), seconds(noop), mb(noop), ...cells(hostile)]);
+        alone.push([size, ...cells(inProcess)]);
+    }
+    console.log(
+        "Through the real dynamic-provider server (gRPC), beside the same calls to a provider that does nothing:",
+    );
+    console.log(
+        table(
+            [
+                "N",
+                "HostEntry",
+                "writes",
+                "server peak",
+                "no-op provider",
+                "server peak",
+                "hostile set()",
+                "writes",
+                "peak RSS",
+            ],
+            endToEnd,
+        ),
+    );
+    console.log("\nThe provider alone (compiled package, plain Node.js process, no gRPC):");
+    console.log(table(["N", "HostEntry", "writes", "peak RSS"], alone));
+    const [, thousand, tenThousand] = ours;
+    if (thousand && tenThousand) {
+        const growth = tenThousand.seconds / thousand.seconds;
+        const nLogN = (10_000 * Math.log(10_000)) / (1_000 * Math.log(1_000));
+        console.log(
+            `\nGrowth of the provider alone from 1,000 to 10,000: x${growth.toFixed(1)} (N log N: x${nLogN.toFixed(1)})`,
+        );
+    }
+}
+
+const BENCHMARKS: Record<string, () => Promise<void>> = { hosts };
+
+async function main(): Promise<void> {
+    const chosen = process.argv.slice(2);
+    for (const name of chosen.length > 0 ? chosen : Object.keys(BENCHMARKS)) {
+        const bench = BENCHMARKS[name];
+        if (!bench)
+            throw new Error(`unknown benchmark ${JSON.stringify(name)}; known: ${Object.keys(BENCHMARKS).join(", ")}`);
+        await bench();
+        console.log("");
+    }
+}
+
+main().catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exitCode = 1;
+});
