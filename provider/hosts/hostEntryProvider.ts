@@ -92,8 +92,7 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
     private async sameFile(oldFile: string | undefined, newFile: string): Promise<boolean | "unknown"> {
         if (isUnknown(newFile) || oldFile === undefined) return "unknown";
         if (oldFile === newFile) return true;
-        const [a, b] = await Promise.all([this.store.realPath(oldFile), this.store.realPath(newFile)]);
-        return a === b;
+        return this.store.realPath(oldFile) === this.store.realPath(newFile);
     }
 }
 

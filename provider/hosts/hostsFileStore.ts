@@ -6,12 +6,19 @@
 // before the batch's edits. A failing edit affects only its own caller; a failing write fails every edit
 // of the batch and leaves the file as it was.
 
-import { realpath, stat } from "node:fs/promises";
-import { basename, dirname, join, resolve } from "node:path";
-import { codeOf, signatureOf, sweepTemporaries, type WriteMethod, writeFileAtomic } from "../shared/files/atomicWrite";
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
+import {
+    codeOf,
+    signatureOf,
+    sweepTemporariesSync,
+    type WriteMethod,
+    writeFileAtomicSync,
+} from "../shared/files/atomicWrite";
 import { acquireFileLock, type HeldLock, type LockOptions } from "../shared/files/fileLock";
 import { LockTimeoutError } from "../shared/files/lockTimeoutError";
-import { readWhole } from "../shared/files/readWhole";
+import { readWholeSync } from "../shared/files/readWhole";
+import { realPathSync } from "../shared/files/realPath";
 import { HostsDocument } from "./hostsDocument";
 import { HostsFileError } from "./hostsFileError";
 
@@ -73,15 +80,12 @@ export class HostsFileStore {
     }
 
     /** The real path behind `file`: symlinks followed, so the target is written and the link kept. */
-    async realPath(file: string): Promise<string> {
-        const absolute = resolve(file);
+    realPath(file: string): string {
         try {
-            return await realpath(absolute);
+            return realPathSync(file);
         } catch (error) {
-            if (codeOf(error) !== "ENOENT") throw new HostsFileError(absolute, "read", error);
+            throw new HostsFileError(resolve(file), "read", error);
         }
-        const directory = await realpath(dirname(absolute)).catch(() => dirname(absolute));
-        return join(directory, basename(absolute));
     }
 
     private enqueue<T>(file: string, kind: Pending["kind"], run: Edit<T>): Promise<T> {
@@ -115,7 +119,7 @@ export class HostsFileStore {
     }
 
     private async runBatch(file: string, queue: FileQueue, batch: Pending[]): Promise<void> {
-        const real = await this.realPath(file);
+        const real = this.realPath(file);
         const reads = batch.filter((op) => op.kind === "read");
         const edits = batch.filter((op) => op.kind === "edit");
         if (edits.length === 0) {
@@ -137,7 +141,7 @@ export class HostsFileStore {
     /** Applies a batch under the lock; returns how to answer its operations. */
     private async applyEdits(real: string, queue: FileQueue, reads: Pending[], edits: Pending[]): Promise<() => void> {
         if (!queue.swept) {
-            await sweepTemporaries(real);
+            sweepTemporariesSync(real);
             queue.swept = true;
         }
         let loaded = await this.load(real, queue);
@@ -146,7 +150,7 @@ export class HostsFileStore {
             const revision = loaded.doc.revision;
             const outcomes = edits.map((op) => tryEdit(op, loaded.doc));
             if (loaded.doc.revision !== revision) {
-                if (attempt < MAX_ATTEMPTS && (await currentSignature(real)) !== loaded.signature) {
+                if (attempt < MAX_ATTEMPTS && currentSignature(real) !== loaded.signature) {
                     // A writer that ignores our lock changed the file meanwhile: redo the edits on its version.
                     queue.cache = undefined;
                     loaded = await this.load(real, queue);
@@ -178,7 +182,7 @@ export class HostsFileStore {
     }
 
     private async load(real: string, queue: FileQueue): Promise<{ doc: HostsDocument; signature: string }> {
-        const signature = await currentSignature(real);
+        const signature = currentSignature(real);
         if (queue.cache && queue.cache.signature === signature) return queue.cache;
         const ending = this.options.newFileEnding ?? "\n";
         queue.cache =
@@ -191,7 +195,7 @@ export class HostsFileStore {
     private async write(real: string, queue: FileQueue, doc: HostsDocument, edits: number): Promise<void> {
         const data = doc.toBuffer();
         try {
-            const outcome = await writeFileAtomic(real, data);
+            const outcome = writeFileAtomicSync(real, data);
             queue.cache = { doc, signature: outcome.signature };
             this.options.onWrite?.({ file: real, edits, bytes: data.length, method: outcome.method });
         } catch (error) {
@@ -204,7 +208,7 @@ export class HostsFileStore {
 /** Reads and parses the file; the signature belongs to the bytes read. */
 async function readDocument(real: string, ending: "\n" | "\r\n"): Promise<{ doc: HostsDocument; signature: string }> {
     try {
-        const { bytes, signature } = await readWhole(real);
+        const { bytes, signature } = readWholeSync(real);
         return { doc: HostsDocument.parse(bytes, ending), signature };
     } catch (error) {
         throw new HostsFileError(real, "read", error);
@@ -212,9 +216,9 @@ async function readDocument(real: string, ending: "\n" | "\r\n"): Promise<{ doc:
 }
 
 /** `dev:ino:size:mtime` of the file, or "" when it does not exist. */
-async function currentSignature(real: string): Promise<string> {
+function currentSignature(real: string): string {
     try {
-        return signatureOf(await stat(real, { bigint: true }));
+        return signatureOf(statSync(real, { bigint: true }));
     } catch (error) {
         if (codeOf(error) === "ENOENT") return "";
         throw new HostsFileError(real, "read", error);

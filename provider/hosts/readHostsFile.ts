@@ -1,12 +1,12 @@
 // Reads a hosts file for the read-only helpers (`hosts import`, the lookup functions). No lock: the
 // provider replaces the file by an atomic rename, so a plain read sees a whole version of it. Where it
-// must write in place instead (Docker's bind-mounted /etc/hosts), readWhole reads again when the file
+// must write in place instead (Docker's bind-mounted /etc/hosts), readWholeSync reads again when the file
 // changed while it was read; only a read that falls entirely between the two steps of an in-place
 // write (new bytes written, file not yet cut to length) could still see a mix.
 
 import { resolve } from "node:path";
 import { codeOf } from "../shared/files/atomicWrite";
-import { readWhole } from "../shared/files/readWhole";
+import { readWholeSync } from "../shared/files/readWhole";
 import { HostsDocument } from "./hostsDocument";
 import { HostsFileError } from "./hostsFileError";
 import { HostsFileNotFoundError } from "./hostsFileNotFoundError";
@@ -20,7 +20,7 @@ export async function readHostsDocument(file: string): Promise<HostsDocument> {
     const absolute = resolve(file);
     let bytes: Buffer;
     try {
-        ({ bytes } = await readWhole(absolute));
+        ({ bytes } = readWholeSync(absolute));
     } catch (error) {
         if (codeOf(error) === "ENOENT") throw new HostsFileNotFoundError(absolute, error);
         throw new HostsFileError(absolute, "read", error);

@@ -11,8 +11,23 @@ import type * as dynamic from "@pulumi/pulumi/dynamic";
 /** The resource kinds the runtime can serve. */
 export type ProviderKind = "hosts:HostEntry" | "tasks:Datastore";
 
-/** A ResourceProvider that forwards every operation to the package's runtime provider for `kind`. */
+const shims = new Map<ProviderKind, dynamic.ResourceProvider>();
+
+/**
+ * The ResourceProvider that forwards every operation to the package's runtime provider for `kind`. One
+ * object per kind: the SDK caches `__provider` by provider object, so a program serializes it once per
+ * kind instead of once per resource, and resources register in the order the program declares them.
+ */
 export function providerShim(kind: ProviderKind): dynamic.ResourceProvider {
+    let shim = shims.get(kind);
+    if (!shim) {
+        shim = createShim(kind);
+        shims.set(kind, shim);
+    }
+    return shim;
+}
+
+function createShim(kind: ProviderKind): dynamic.ResourceProvider {
     // Resolved by name in the provider process, from the Pulumi project; the type import is erased.
     const load = () =>
         (require("pulumi-lifecycle/runtime") as typeof import("../runtime")).providerFor(

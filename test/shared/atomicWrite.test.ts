@@ -5,7 +5,7 @@
 import { strict as assert } from "node:assert";
 import { chmod, chown, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { backupPath, sweepTemporaries, writeFileAtomic } from "../../provider/shared/files/atomicWrite";
+import { backupPath, sweepTemporariesSync, writeFileAtomicSync } from "../../provider/shared/files/atomicWrite";
 import { makeTempDir, REPO_ROOT, type TempDir } from "../support/projects";
 import { bindMount, canBindMount, deadPid, isRoot, runUnprivileged, skipBecause } from "../support/system";
 
@@ -22,8 +22,14 @@ describe("atomic write", () => {
     });
     afterEach(() => temp.cleanup());
 
+    /** Writes `content` to the target from a process of an unprivileged user; resolves with the method used. */
+    function writeUnprivileged(content: string): Promise<string> {
+        const call = `require(${ATOMIC_WRITE}).writeFileAtomicSync(${JSON.stringify(target)}, Buffer.from(${JSON.stringify(content)}))`;
+        return runUnprivileged(`process.stdout.write(${call}.method)`, temp.dir);
+    }
+
     it("replaces the content by rename and leaves no temporary file", async () => {
-        const outcome = await writeFileAtomic(target, Buffer.from("new\n"));
+        const outcome = writeFileAtomicSync(target, Buffer.from("new\n"));
         assert.equal(outcome.method, "rename");
         assert.equal(await readFile(target, "utf8"), "new\n");
         assert.deepEqual(await readdir(temp.dir), ["hosts"]);
@@ -31,20 +37,20 @@ describe("atomic write", () => {
 
     it("creates a missing file with mode 0644", async () => {
         const fresh = join(temp.dir, "fresh");
-        await writeFileAtomic(fresh, Buffer.from("x\n"));
+        writeFileAtomicSync(fresh, Buffer.from("x\n"));
         assert.equal((await stat(fresh)).mode & 0o777, 0o644);
     });
 
     it("keeps the file's mode", async () => {
         await chmod(target, 0o640);
-        await writeFileAtomic(target, Buffer.from("new\n"));
+        writeFileAtomicSync(target, Buffer.from("new\n"));
         assert.equal((await stat(target)).mode & 0o777, 0o640);
     });
 
     it("keeps the file's owner and group", async function () {
         if (!isRoot) skipBecause(this, "needs root to give the file another owner first");
         await chown(target, 1234, 2345);
-        await writeFileAtomic(target, Buffer.from("new\n"));
+        writeFileAtomicSync(target, Buffer.from("new\n"));
         const info = await stat(target);
         assert.deepEqual([info.uid, info.gid], [1234, 2345]);
     });
@@ -55,7 +61,7 @@ describe("atomic write", () => {
         await writeFile(source, "old\n");
         const unmount = bindMount(source, target);
         try {
-            const outcome = await writeFileAtomic(target, Buffer.from("new content\n"));
+            const outcome = writeFileAtomicSync(target, Buffer.from("new content\n"));
             assert.equal(outcome.method, "in-place");
             assert.equal(await readFile(target, "utf8"), "new content\n");
             assert.equal(await readFile(source, "utf8"), "new content\n", "the mounted file itself changed");
@@ -70,11 +76,7 @@ describe("atomic write", () => {
         await chmod(target, 0o666);
         await chmod(temp.dir, 0o755);
         const before = await stat(target);
-        const method = await runUnprivileged(
-            `require(${ATOMIC_WRITE}).writeFileAtomic(${JSON.stringify(target)}, Buffer.from("shorter\\n"))` +
-                ".then((o) => process.stdout.write(o.method))",
-            temp.dir,
-        );
+        const method = await writeUnprivileged("shorter\n");
         assert.equal(method, "in-place");
         assert.equal(await readFile(target, "utf8"), "shorter\n");
         const after = await stat(target);
@@ -85,11 +87,7 @@ describe("atomic write", () => {
         if (!isRoot) skipBecause(this, "needs root to set up a file owned by another user than the writer");
         await chmod(target, 0o666);
         await chmod(temp.dir, 0o777);
-        const method = await runUnprivileged(
-            `require(${ATOMIC_WRITE}).writeFileAtomic(${JSON.stringify(target)}, Buffer.from("new\\n"))` +
-                ".then((o) => process.stdout.write(o.method))",
-            temp.dir,
-        );
+        const method = await writeUnprivileged("new\n");
         assert.equal(method, "in-place");
         assert.equal((await stat(target)).uid, 0, "still owned by root");
         assert.deepEqual(await readdir(temp.dir), ["hosts"], "the temporary file was removed");
@@ -98,13 +96,7 @@ describe("atomic write", () => {
     it("fails with EACCES and leaves the file untouched when neither rename nor in-place is allowed", async () => {
         await chmod(target, 0o644);
         await chmod(temp.dir, 0o755);
-        await assert.rejects(
-            runUnprivileged(
-                `require(${ATOMIC_WRITE}).writeFileAtomic(${JSON.stringify(target)}, Buffer.from("x"))`,
-                temp.dir,
-            ),
-            /EACCES/,
-        );
+        await assert.rejects(writeUnprivileged("x"), /EACCES/);
         assert.equal(await readFile(target, "utf8"), "old\n");
     });
 
@@ -113,7 +105,7 @@ describe("atomic write", () => {
         const live = `.hosts.${process.pid}.0a1b2c3d.pulumi-lifecycle.tmp`;
         await writeFile(join(temp.dir, dead), "partial");
         await writeFile(join(temp.dir, live), "in progress");
-        assert.equal(await sweepTemporaries(target), 1);
+        assert.equal(sweepTemporariesSync(target), 1);
         assert.deepEqual((await readdir(temp.dir)).sort(), [live, "hosts"].sort());
     });
 });

@@ -5,10 +5,29 @@
 // one. Where that is impossible (a bind-mounted file gives EBUSY or EXDEV, as Docker's /etc/hosts does;
 // a directory we may not write; an owner we may not give the new file) we fall back to writing the file
 // in place, after saving a backup copy that restores the old content if the in-place write fails.
+//
+// The system calls are synchronous on purpose: each takes microseconds, and a writer holding a lock must
+// not wait behind other work on the event loop between them (a busy provider process would otherwise
+// hold the lock, and its callers, for many event-loop turns per write).
 
 import { createHash, randomBytes } from "node:crypto";
-import type { BigIntStats } from "node:fs";
-import { type FileHandle, open, readdir, rename, stat, unlink, writeFile } from "node:fs/promises";
+import {
+    type BigIntStats,
+    closeSync,
+    fchmodSync,
+    fchownSync,
+    fstatSync,
+    fsyncSync,
+    ftruncateSync,
+    openSync,
+    readdirSync,
+    readFileSync,
+    renameSync,
+    statSync,
+    unlinkSync,
+    writeFileSync,
+    writeSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { isProcessAlive } from "./processes";
@@ -33,9 +52,9 @@ export function signatureOf(info: BigIntStats): string {
     return `${info.dev}:${info.ino}:${info.size}:${info.mtimeNs}`;
 }
 
-/** The signature of an open file. */
-export async function fileSignature(handle: FileHandle): Promise<string> {
-    return signatureOf(await handle.stat({ bigint: true }));
+/** The signature of an open file descriptor. */
+export function fileSignatureSync(fd: number): string {
+    return signatureOf(fstatSync(fd, { bigint: true }));
 }
 
 /**
@@ -43,37 +62,37 @@ export async function fileSignature(handle: FileHandle): Promise<string> {
  * (mode 0644) when it does not exist. Keeps mode and owner. Throws the underlying error when neither
  * the rename nor the in-place write is possible; the file is then unchanged.
  */
-export async function writeFileAtomic(target: string, data: Uint8Array): Promise<WriteOutcome> {
-    const existing = await statOrUndefined(target);
+export function writeFileAtomicSync(target: string, data: Uint8Array): WriteOutcome {
+    const existing = statOrUndefined(target);
     const temporary = join(dirname(target), temporaryName(basename(target)));
-    let handle: FileHandle | undefined;
+    let fd: number | undefined;
     try {
-        handle = await open(temporary, "wx", existing ? Number(existing.mode & 0o7777n) : 0o644);
-        await handle.writeFile(data);
+        fd = openSync(temporary, "wx", existing ? Number(existing.mode & 0o7777n) : 0o644);
+        writeAll(fd, data, 0);
         if (existing) {
-            await handle.chmod(Number(existing.mode & 0o7777n));
-            await keepOwner(handle, existing);
+            fchmodSync(fd, Number(existing.mode & 0o7777n));
+            keepOwner(fd, existing);
         }
-        await handle.sync();
-        const signature = await fileSignature(handle);
-        await handle.close();
-        handle = undefined;
+        fsyncSync(fd);
+        const signature = fileSignatureSync(fd);
+        closeSync(fd);
+        fd = undefined;
         try {
-            await rename(temporary, target);
+            renameSync(temporary, target);
         } catch (error) {
             if (existing && RENAME_IMPOSSIBLE.has(codeOf(error))) {
-                await unlink(temporary).catch(() => undefined);
-                return await writeInPlace(target, data);
+                removeQuietly(temporary);
+                return writeInPlace(target, data);
             }
             throw error;
         }
-        await syncDirectory(dirname(target));
+        syncDirectory(dirname(target));
         return { method: "rename", signature };
     } catch (error) {
-        await handle?.close().catch(() => undefined);
-        await unlink(temporary).catch(() => undefined);
+        if (fd !== undefined) closeQuietly(fd);
+        removeQuietly(temporary);
         if (existing && (TEMPORARY_IMPOSSIBLE.has(codeOf(error)) || error instanceof OwnerNotKeptError)) {
-            return await writeInPlace(target, data);
+            return writeInPlace(target, data);
         }
         throw error;
     }
@@ -83,18 +102,18 @@ export async function writeFileAtomic(target: string, data: Uint8Array): Promise
  * Removes temporary files that a killed writer left beside `target` (their process is gone). Safe to
  * call at any time: a live writer's temporary file is never touched.
  */
-export async function sweepTemporaries(target: string): Promise<number> {
+export function sweepTemporariesSync(target: string): number {
     const prefix = `.${basename(target)}.`;
     let removed = 0;
-    const names = await readdir(dirname(target)).catch(() => [] as string[]);
+    let names: string[];
+    try {
+        names = readdirSync(dirname(target));
+    } catch {
+        return 0;
+    }
     for (const name of names) {
         const pid = name.startsWith(prefix) ? /\.(\d+)\.[0-9a-f]+\.pulumi-lifecycle\.tmp$/.exec(name)?.[1] : undefined;
-        if (pid !== undefined && !isProcessAlive(Number(pid))) {
-            await unlink(join(dirname(target), name)).then(
-                () => removed++,
-                () => undefined,
-            );
-        }
+        if (pid !== undefined && !isProcessAlive(Number(pid)) && removeQuietly(join(dirname(target), name))) removed++;
     }
     return removed;
 }
@@ -110,61 +129,96 @@ export function backupPath(target: string): string {
  * saved first and written back if the write fails; new bytes are written before the file is cut to
  * length, so the file is never empty or shorter than the content it holds.
  */
-async function writeInPlace(target: string, data: Uint8Array): Promise<WriteOutcome> {
-    const handle = await open(target, "r+");
+function writeInPlace(target: string, data: Uint8Array): WriteOutcome {
+    const fd = openSync(target, "r+");
     try {
-        const previous = await handle.readFile();
+        const previous = readFileSync(fd);
         const backup = backupPath(target);
-        await writeFile(backup, previous, { mode: 0o600 });
+        writeFileSync(backup, previous, { mode: 0o600 });
         try {
-            await handle.write(data, 0, data.length, 0);
-            await handle.truncate(data.length);
-            await handle.sync();
+            writeAll(fd, data, 0);
+            ftruncateSync(fd, data.length);
+            fsyncSync(fd);
         } catch (error) {
-            await handle.write(previous, 0, previous.length, 0).catch(() => undefined);
-            await handle.truncate(previous.length).catch(() => undefined);
+            try {
+                writeAll(fd, previous, 0);
+                ftruncateSync(fd, previous.length);
+            } catch {
+                // The backup file keeps the previous content; the error below names what failed.
+            }
             throw error;
         }
-        const signature = await fileSignature(handle);
-        await unlink(backup).catch(() => undefined);
+        const signature = fileSignatureSync(fd);
+        removeQuietly(backup);
         return { method: "in-place", signature };
     } finally {
-        await handle.close();
+        closeSync(fd);
+    }
+}
+
+function writeAll(fd: number, data: Uint8Array, position: number): void {
+    for (let written = 0; written < data.length; ) {
+        written += writeSync(fd, data, written, data.length - written, position + written);
     }
 }
 
 class OwnerNotKeptError extends Error {}
 
-async function keepOwner(handle: FileHandle, existing: { uid: bigint; gid: bigint }): Promise<void> {
+function keepOwner(fd: number, existing: { uid: bigint; gid: bigint }): void {
     if (process.platform === "win32") return;
     const uid = Number(existing.uid);
     const gid = Number(existing.gid);
     if (uid === process.getuid?.() && gid === process.getgid?.()) return;
     try {
-        await handle.chown(uid, gid);
+        fchownSync(fd, uid, gid);
     } catch {
         // We may write the file but not give a new file its owner: only an in-place write keeps it.
         throw new OwnerNotKeptError();
     }
 }
 
-async function syncDirectory(directory: string): Promise<void> {
+function syncDirectory(directory: string): void {
     if (process.platform === "win32") return;
-    const handle = await open(directory, "r").catch(() => undefined);
-    await handle
-        ?.sync()
-        .catch(() => undefined)
-        .finally(() => handle.close());
+    try {
+        const fd = openSync(directory, "r");
+        try {
+            fsyncSync(fd);
+        } finally {
+            closeSync(fd);
+        }
+    } catch {
+        // Some file systems cannot sync a directory; the rename itself has already happened.
+    }
 }
 
-async function statOrUndefined(path: string) {
-    return await stat(path, { bigint: true }).catch((error) => {
+function statOrUndefined(path: string): BigIntStats | undefined {
+    try {
+        return statSync(path, { bigint: true });
+    } catch (error) {
         if (codeOf(error) === "ENOENT") return undefined;
         throw error;
-    });
+    }
 }
 
-/** A name for a temporary file beside `base`, which `sweepTemporaries` removes once its process is gone. */
+/** Removes a file, answering whether it did; a missing file or a refusal is not an error here. */
+export function removeQuietly(path: string): boolean {
+    try {
+        unlinkSync(path);
+        return true;
+    } catch {
+        return false;
+    }
+}
+
+function closeQuietly(fd: number): void {
+    try {
+        closeSync(fd);
+    } catch {
+        // Already closed or invalid: nothing left to release.
+    }
+}
+
+/** A name for a temporary file beside `base`, which `sweepTemporariesSync` removes once its process is gone. */
 export function temporaryName(base: string): string {
     return `.${base}.${process.pid}.${randomBytes(4).toString("hex")}.pulumi-lifecycle.tmp`;
 }

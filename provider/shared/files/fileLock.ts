@@ -4,14 +4,15 @@
 // The lock is a file created with O_EXCL beside the target, naming its holder. A lock whose holder
 // process is gone (same host) or that is older than `staleMs` is abandoned and broken, so a process
 // killed with SIGKILL never blocks the next one. Where the directory is not writable, the lock lives in
-// the temporary directory instead, keyed by the target's real path.
+// the temporary directory instead, keyed by the target's real path. Its file operations are synchronous
+// (microseconds, and no event-loop turns while deciding); only waiting for a held lock sleeps.
 
 import { createHash, randomBytes } from "node:crypto";
-import { link, readFile, stat, unlink, writeFile } from "node:fs/promises";
+import { linkSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { type Clock, type Sleep, systemClock, timerSleep } from "../time";
-import { codeOf, sweepTemporaries, temporaryName } from "./atomicWrite";
+import { codeOf, removeQuietly, sweepTemporariesSync, temporaryName } from "./atomicWrite";
 import { LockTimeoutError } from "./lockTimeoutError";
 import { isProcessAlive } from "./processes";
 
@@ -81,22 +82,22 @@ async function acquireAt(path: string, target: string, options: LockOptions): Pr
             token: randomBytes(8).toString("hex"),
             since: clock(),
         };
-        if (await createNamed(path, holder)) {
+        if (createNamed(path, holder)) {
             if (!swept.has(path)) {
                 // Temporaries of takers killed before their link: no lock of theirs exists to break.
                 swept.add(path);
-                await sweepTemporaries(path);
+                sweepTemporariesSync(path);
             }
             return { path, release: () => releaseIfOurs(path, holder.token) };
         }
-        const current = await readHolder(path);
+        const current = readHolder(path);
         if (current === "gone") continue;
         if (current !== undefined && isAbandoned(current, clock(), options.staleMs)) {
-            await breakLock(path, current.token);
+            breakLock(path, current.token);
             continue;
         }
-        if (current === undefined && (await isUnnamedAndOld(path, options.staleMs))) {
-            await unlink(path).catch(() => undefined);
+        if (current === undefined && isUnnamedAndOld(path, options.staleMs)) {
+            removeQuietly(path);
             continue;
         }
         const waited = clock() - started;
@@ -116,39 +117,42 @@ function isAbandoned(holder: LockHolder, now: number, staleMs: number): boolean 
  * temporary file and hard-linked into place, so a process killed at any moment never leaves a lock that
  * names nobody (which others could only wait out); where hard links are unsupported, O_EXCL instead.
  */
-async function createNamed(path: string, holder: LockHolder): Promise<boolean> {
+function createNamed(path: string, holder: LockHolder): boolean {
     const content = JSON.stringify(holder);
     const temporary = join(dirname(path), temporaryName(basename(path)));
-    await writeFile(temporary, content, { flag: "wx", mode: 0o644 });
+    writeFileSync(temporary, content, { flag: "wx", mode: 0o644 });
     try {
-        await link(temporary, path);
+        linkSync(temporary, path);
         return true;
     } catch (error) {
         if (codeOf(error) === "EEXIST") return false;
         if (!LINK_UNSUPPORTED.has(codeOf(error))) throw error;
-        return await writeFile(path, content, { flag: "wx", mode: 0o644 }).then(
-            () => true,
-            (fallbackError: unknown) => {
-                if (codeOf(fallbackError) === "EEXIST") return false;
-                throw fallbackError;
-            },
-        );
+        try {
+            writeFileSync(path, content, { flag: "wx", mode: 0o644 });
+            return true;
+        } catch (fallbackError) {
+            if (codeOf(fallbackError) === "EEXIST") return false;
+            throw fallbackError;
+        }
     } finally {
-        await unlink(temporary).catch(() => undefined);
+        removeQuietly(temporary);
     }
 }
 
 /** A lock file that never got its holder written (its writer died at once) and is older than `staleMs`. */
-async function isUnnamedAndOld(path: string, staleMs: number): Promise<boolean> {
-    const info = await stat(path).catch(() => undefined);
-    return info !== undefined && Date.now() - info.mtimeMs > staleMs;
+function isUnnamedAndOld(path: string, staleMs: number): boolean {
+    try {
+        return Date.now() - statSync(path).mtimeMs > staleMs;
+    } catch {
+        return false;
+    }
 }
 
 /** The holder named in a lock file; undefined while it is being written; "gone" when it vanished. */
-async function readHolder(path: string): Promise<LockHolder | undefined | "gone"> {
+function readHolder(path: string): LockHolder | undefined | "gone" {
     let text: string;
     try {
-        text = await readFile(path, "utf8");
+        text = readFileSync(path, "utf8");
     } catch (error) {
         if (codeOf(error) === "ENOENT") return "gone";
         throw error;
@@ -166,18 +170,18 @@ async function readHolder(path: string): Promise<LockHolder | undefined | "gone"
  * Deletes an abandoned lock, unless it changed hands since we judged it abandoned, and the temporary
  * files its dead holder may have left while taking it.
  */
-async function breakLock(path: string, token: string): Promise<void> {
-    const again = await readHolder(path);
+function breakLock(path: string, token: string): void {
+    const again = readHolder(path);
     if (again === "gone" || again === undefined || again.token !== token) return;
-    await unlink(path).catch((error) => {
+    try {
+        unlinkSync(path);
+    } catch (error) {
         if (codeOf(error) !== "ENOENT") throw error;
-    });
-    await sweepTemporaries(path);
+    }
+    sweepTemporariesSync(path);
 }
 
 async function releaseIfOurs(path: string, token: string): Promise<void> {
-    const current = await readHolder(path);
-    if (current !== "gone" && current?.token === token) {
-        await unlink(path).catch(() => undefined);
-    }
+    const current = readHolder(path);
+    if (current !== "gone" && current?.token === token) removeQuietly(path);
 }
