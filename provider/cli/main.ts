@@ -10,11 +10,12 @@ import { quote } from "../shared/text";
 import { CliError } from "./cliError";
 import type { CliIo, Command } from "./command";
 import { hostsImportCommand } from "./hostsImport";
+import { taskApiCommand } from "./taskApi";
 
 const PROGRAM = "pulumi-lifecycle";
 
 /** Every subcommand, in the order `--help` lists them. */
-export const COMMANDS: readonly Command[] = [hostsImportCommand];
+export const COMMANDS: readonly Command[] = [hostsImportCommand, taskApiCommand];
 
 /** Runs the command line `argv` (without node and the script) and resolves with the exit code. */
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {

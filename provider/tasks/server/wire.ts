@@ -1,0 +1,299 @@
+// The JSON the task API server speaks, in one place, so that the client (provider/tasks) and the server
+// are compiled against the same shapes. Only types and constants live here: importing this module
+// pulls in no server code.
+
+/** The resource type of a datastore, in its JSON and in a task's associated resources. */
+export const DATASTORE_TYPE = "virtualization/datastore";
+
+/** The type of an async operation. */
+export const TASK_TYPE = "task";
+
+/** Where datastores are listed and created; `<DATASTORES_PATH>/<id>` is one datastore. */
+export const DATASTORES_PATH = "/virtualization/v1beta1/datastores";
+
+/** `<ASYNC_OPERATIONS_PATH>/<id>` is one async operation: what a 202's Location names. */
+export const ASYNC_OPERATIONS_PATH = "/data-services/v1beta1/async-operations";
+
+/** The prefix of the test control API, answered only when the server enables it. */
+export const TEST_API_PATH = "/_test";
+
+/** One gibibyte: the smallest datastore. */
+export const GIB = 1024 ** 3;
+
+/** The smallest `sizeInBytes` a datastore may have. */
+export const MIN_DATASTORE_SIZE_IN_BYTES = GIB;
+
+/** Request bodies above this many bytes are answered 413. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/** The header whose value makes a mutating request safe to retry. */
+export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
+
+/** The path of one datastore. */
+export function datastoreUri(id: string): string {
+    return `${DATASTORES_PATH}/${id}`;
+}
+
+/** The path of one async operation: the Location of the 202 that started it. */
+export function operationUri(id: string): string {
+    return `${ASYNC_OPERATIONS_PATH}/${id}`;
+}
+
+/** The storage technology of a datastore. */
+export type DatastoreType = "VMFS" | "NFS" | "VVOL";
+
+/** Every DatastoreType, for validation and documentation. */
+export const DATASTORE_TYPES: readonly DatastoreType[] = ["VMFS", "NFS", "VVOL"];
+
+/**
+ * Where a datastore is in its life. CREATING, UPDATING and DELETING last while the task that put it there
+ * runs; ERROR is a datastore whose create task failed (it exists, and must be deleted).
+ */
+export type DatastoreState = "CREATING" | "OK" | "UPDATING" | "DELETING" | "ERROR";
+
+/** A datastore, as GET answers it. */
+export interface Datastore {
+    readonly id: string;
+    readonly type: typeof DATASTORE_TYPE;
+    readonly name: string;
+    readonly hciClusterUuid: string;
+    readonly clusterInfo: { readonly id: string };
+    readonly sizeInBytes: number;
+    readonly datastoreType: DatastoreType;
+    readonly state: DatastoreState;
+    /** The Idempotency-Key of the POST that created it; absent when that POST had none. */
+    readonly idempotencyKey?: string;
+    /** ISO 8601. */
+    readonly createdAt: string;
+    /** ISO 8601. */
+    readonly updatedAt: string;
+    /** 1 when created, +1 per change (state or size). */
+    readonly generation: number;
+}
+
+/** The body of `POST /virtualization/v1beta1/datastores`. Every field is required; no other is allowed. */
+export interface CreateDatastoreRequest {
+    /** 1-80 characters: letters, digits, `-`, `_`, `.`. Unique per (hciClusterUuid, clusterId). */
+    readonly name: string;
+    readonly hciClusterUuid: string;
+    /** Reported back as `clusterInfo.id`. */
+    readonly clusterId: string;
+    /** A whole number of bytes, at least MIN_DATASTORE_SIZE_IN_BYTES. */
+    readonly sizeInBytes: number;
+    readonly datastoreType: DatastoreType;
+}
+
+/** The body of `PATCH /virtualization/v1beta1/datastores/<id>`: a datastore can only grow. */
+export interface ResizeDatastoreRequest {
+    readonly sizeInBytes: number;
+}
+
+/** The body of every 202: the same path as the Location header. */
+export interface TaskAccepted {
+    readonly taskUri: string;
+}
+
+/** The answer of `GET /virtualization/v1beta1/datastores[?filter=...]`. */
+export interface DatastoreList {
+    readonly items: readonly Datastore[];
+    readonly count: number;
+}
+
+/** Where an async operation is. Clients must treat any other value as an unknown state. */
+export type TaskState = "QUEUED" | "RUNNING" | "SUCCEEDED" | "FAILED";
+
+/** Why an operation failed. */
+export interface TaskError {
+    readonly errorCode: string;
+    readonly message: string;
+}
+
+/** One line of an operation's log, oldest first. */
+export interface TaskLogMessage {
+    readonly message: string;
+    /** ISO 8601. */
+    readonly timestampAt: string;
+}
+
+/** A resource an operation acts on. */
+export interface AssociatedResource {
+    readonly type: typeof DATASTORE_TYPE;
+    /** The datastore's path, e.g. `/virtualization/v1beta1/datastores/<id>`. */
+    readonly resourceUri: string;
+}
+
+/** An async operation (a task), as `GET /data-services/v1beta1/async-operations/<id>` answers it. */
+export interface AsyncOperation {
+    readonly id: string;
+    readonly type: typeof TASK_TYPE;
+    /** "Create datastore ds19", "Resize datastore ds19" or "Delete datastore ds19". */
+    readonly name: string;
+    /** A TaskState, or (under the `taskState` fault) a state the client does not know. */
+    readonly state: TaskState | (string & {});
+    readonly progressPercent: number;
+    /** Present only when the server was given a suggestion. */
+    readonly suggestedPollingIntervalSeconds?: number;
+    readonly associatedResources: readonly AssociatedResource[];
+    /** Set when the state is FAILED. */
+    readonly error: TaskError | null;
+    readonly logMessages: readonly TaskLogMessage[];
+    /** ISO 8601. */
+    readonly createdAt: string;
+    /** ISO 8601. */
+    readonly updatedAt: string;
+    /** ISO 8601; present only once the operation has ended (SUCCEEDED or FAILED). */
+    readonly endedAt?: string;
+}
+
+/** The `error` of an error body, one per HTTP status the server answers with. */
+export type ErrorCode =
+    | "bad_request" // 400
+    | "unauthorized" // 401
+    | "not_found" // 404
+    | "method_not_allowed" // 405
+    | "conflict" // 409
+    | "payload_too_large" // 413
+    | "unsupported_media_type" // 415
+    | "idempotency_key_reused" // 422
+    | "rate_limited" // 429
+    | "internal_error" // 500
+    | "bad_gateway" // 502
+    | "service_unavailable" // 503
+    | "gateway_timeout"; // 504
+
+/** The body of every error response. */
+export interface ErrorBody {
+    readonly error: ErrorCode;
+    /** A sentence for a human, naming the field or header and the problem. */
+    readonly message: string;
+}
+
+/** The body of a 409 answering a POST for a datastore that already exists. */
+export interface ConflictBody extends ErrorBody {
+    readonly error: "conflict";
+    /** The id of the datastore with that name; absent when the conflict is about a datastore's state. */
+    readonly existingId?: string;
+}
+
+// ---- Test control API (`/_test/...`), answered only when the server enables it ----
+
+/**
+ * The shape of the task a mutating request creates: fails with a message, and/or ends after a duration
+ * or a number of polls instead of the server's default. `durationMs` and `completeAfterPolls` exclude
+ * each other.
+ */
+export interface TaskShape {
+    /** The task ends FAILED with this message (errorCode INJECTED_FAILURE). */
+    readonly fails?: string;
+    /** The task ends this many milliseconds (of the server's clock) after it was created. */
+    readonly durationMs?: number;
+    /** The n-th GET of the operation sees it ended. */
+    readonly completeAfterPolls?: number;
+}
+
+/** The statuses the `status` fault may answer with. */
+export type FaultStatus = 429 | 500 | 502 | 503 | 504;
+
+/**
+ * What happens to a request a fault rule matches.
+ * - `status`: answer this error at once, doing nothing (429 always carries Retry-After, default 1 s).
+ * - `drop`: destroy the connection without answering, doing nothing.
+ * - `loseResponse`: do the work, then destroy the connection without answering.
+ * - `delayMs`: do the work, then answer this many milliseconds late.
+ * - `invalidJson`: do the work, answer its status with a body that is not JSON.
+ * - `omitLocation`: do the work, answer 202 without the Location header (the body still has taskUri).
+ * - `taskState`: a GET of an operation reports this state instead of the real one.
+ * - `task`: a POST, PATCH or DELETE creates a task of this shape.
+ */
+export type Fault =
+    | { readonly status: FaultStatus; readonly retryAfterSeconds?: number }
+    | { readonly drop: true }
+    | { readonly loseResponse: true }
+    | { readonly delayMs: number }
+    | { readonly invalidJson: true }
+    | { readonly omitLocation: true }
+    | { readonly taskState: string }
+    | { readonly task: TaskShape };
+
+/** Which requests a fault rule applies to; an absent field matches anything. */
+export interface FaultMatch {
+    /** Compared case-insensitively. */
+    readonly method?: string;
+    /** A prefix of the request's path (the query is not part of it). */
+    readonly path?: string;
+}
+
+/** The body of `POST /_test/faults`. */
+export interface FaultRuleRequest {
+    readonly match?: FaultMatch;
+    /** How many requests the rule applies to before it is used up; default 1. */
+    readonly times?: number;
+    readonly fault: Fault;
+}
+
+/**
+ * A fault rule the server holds (`POST /_test/faults` answers it, `GET /_test/faults` lists them). A
+ * request gets the fault of the oldest rule that matches it and can apply to it: `task` only to a request
+ * that creates a task, `taskState` only to a GET of an operation.
+ */
+export interface FaultRule {
+    readonly id: string;
+    readonly match: FaultMatch;
+    /** Requests it still applies to. */
+    readonly remaining: number;
+    readonly fault: Fault;
+}
+
+/** The answer of `GET /_test/faults`. */
+export interface FaultRuleList {
+    readonly items: readonly FaultRule[];
+}
+
+/** One request the server received (`GET /_test/requests`); requests to `/_test/` are not logged. */
+export interface RequestLogEntry {
+    /** 1, 2, 3... in order of arrival. */
+    readonly seq: number;
+    readonly method: string;
+    /** The path, without the query. */
+    readonly path: string;
+    /** The query string without `?`, when there was one. */
+    readonly query?: string;
+    /** The status answered; null when the connection was closed without an answer (drop, loseResponse). */
+    readonly status: number | null;
+    readonly idempotencyKey?: string;
+    /** The fault applied to it, if any. */
+    readonly fault?: Fault;
+    /** ISO 8601 of the server's clock when the request arrived. */
+    readonly at: string;
+}
+
+/** The answer of `GET /_test/requests`. */
+export interface RequestLogList {
+    readonly items: readonly RequestLogEntry[];
+    readonly count: number;
+}
+
+/** The body of `POST /_test/clock`: moves the server's clock forward. */
+export interface AdvanceClockRequest {
+    readonly advanceMs: number;
+}
+
+/** The answer of `POST /_test/clock`. */
+export interface ClockState {
+    /** ISO 8601 of the server's clock after the move. */
+    readonly now: string;
+}
+
+/** Counters for assertions (`GET /_test/stats` and `TaskApiServer.stats()`). */
+export interface TaskApiStats {
+    /** POSTs that created a datastore (idempotent replays and conflicts are not counted). */
+    readonly datastoresCreated: number;
+    /** Tasks ever created. */
+    readonly tasksCreated: number;
+    /** Datastores that exist now, in any state. */
+    readonly datastores: number;
+    /** Times the data file was written (each write may carry many changes). */
+    readonly dataFileWrites: number;
+    /** Requests logged. */
+    readonly requests: number;
+}
