@@ -7,11 +7,11 @@ import { osHostsFile } from "../hosts/defaultFile";
 import { HostsFileError } from "../hosts/hostsFileError";
 import { planImport, renderImportProgram } from "../hosts/importer";
 import { readHostsDocument } from "../hosts/readHostsFile";
-import { quote } from "../shared/text";
+import { quote, shellQuote } from "../shared/text";
 import { CliError } from "./cliError";
 import type { CliIo, Command } from "./command";
 
-const USAGE = `Usage: pulumi-lifecycle hosts import [--file FILE] [--match REGEX]
+const USAGE = `Usage: pulumi-lifecycle hosts import [--file FILE] [--match REGEX] [--omit-file]
 
 Prints a TypeScript program with one hosts.HostEntry per line of a hosts file, each with
 \`adopt: true\`: the first \`pulumi up\` takes over the identical lines without writing the file.
@@ -24,6 +24,8 @@ Options:
                       the Pulumi project, so run the command there
   -m, --match REGEX   import only lines whose address or one of whose names matches REGEX
                       (a JavaScript regular expression, matched case-insensitively)
+      --omit-file     leave \`file\` out of the declarations: stack config pulumi-lifecycle:hostsFile
+                      (or HOSTS_FILE, or the OS file) then decides which file they manage
   -h, --help          print this help
 `;
 
@@ -56,9 +58,10 @@ async function runHostsImport(args: readonly string[], io: CliIo): Promise<numbe
         throw withReadAdvice(error);
     });
     const plan = planImport(doc, match ? { file, match } : { file });
-    const command = ["pulumi-lifecycle hosts import --file", shellWord(file)];
-    if (options.match !== undefined) command.push("--match", shellWord(options.match));
-    io.stdout(renderImportProgram(plan, { file, command: command.join(" ") }));
+    const command = ["pulumi-lifecycle hosts import --file", shellQuote(file)];
+    if (options.match !== undefined) command.push("--match", shellQuote(options.match));
+    if (options.omitFile) command.push("--omit-file");
+    io.stdout(renderImportProgram(plan, { file, command: command.join(" "), omitFile: options.omitFile }));
     io.stderr(
         `imported ${count(plan.entries.length, "entry", "entries")} from ${file}, ` +
             `skipped ${count(plan.skipped.length, "line", "lines")}\n`,
@@ -66,8 +69,13 @@ async function runHostsImport(args: readonly string[], io: CliIo): Promise<numbe
     return 0;
 }
 
-function parseOptions(args: readonly string[]): { file?: string; match?: string; help: boolean } {
-    let values: { file?: string | undefined; match?: string | undefined; help?: boolean | undefined };
+function parseOptions(args: readonly string[]): { file?: string; match?: string; help: boolean; omitFile: boolean } {
+    let values: {
+        file?: string | undefined;
+        match?: string | undefined;
+        help?: boolean | undefined;
+        "omit-file"?: boolean | undefined;
+    };
     try {
         ({ values } = parseArgs({
             args: [...args],
@@ -75,6 +83,7 @@ function parseOptions(args: readonly string[]): { file?: string; match?: string;
                 file: { type: "string", short: "f" },
                 match: { type: "string", short: "m" },
                 help: { type: "boolean", short: "h" },
+                "omit-file": { type: "boolean" },
             },
             strict: true,
             allowPositionals: false,
@@ -85,6 +94,7 @@ function parseOptions(args: readonly string[]): { file?: string; match?: string;
     if (values.file === "") throw new CliError("--file needs the path of a hosts file.", 2);
     return {
         help: values.help ?? false,
+        omitFile: values["omit-file"] ?? false,
         ...(values.file !== undefined ? { file: values.file } : {}),
         ...(values.match !== undefined ? { match: values.match } : {}),
     };
@@ -103,11 +113,6 @@ function compilePattern(source: string): RegExp {
     } catch (error) {
         throw new CliError(`--match ${quote(source)} is not a valid regular expression: ${messageOf(error)}`, 1);
     }
-}
-
-/** `text` as one word of a POSIX shell command, for the header's re-runnable command. */
-function shellWord(text: string): string {
-    return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
 }
 
 function count(n: number, one: string, many: string): string {

@@ -65,6 +65,11 @@ export interface RenderImportOptions {
     file: string;
     /** The command that generated the program, named in the header so it can be run again. */
     command: string;
+    /**
+     * Leave `file` out of the declarations, so the program's default decides which file they manage
+     * (stack config `pulumi-lifecycle:hostsFile`, then HOSTS_FILE, then the OS file).
+     */
+    omitFile?: boolean;
 }
 
 const FAMILY_LABEL: Record<AddressFamily, string> = { ipv4: "IPv4", ipv6: "IPv6" };
@@ -140,11 +145,18 @@ export function renderImportProgram(plan: ImportPlan, options: RenderImportOptio
         "// Every entry has `adopt: true`: the first `pulumi up` takes over the identical line already in the",
         "// file without writing to it. From then on Pulumi manages the line: changing a declaration rewrites it,",
         "// and removing a declaration (or `pulumi destroy`) deletes its line from the file.",
+        ...(options.omitFile
+            ? [
+                  "//",
+                  "// The declarations name no file: set stack config `pulumi-lifecycle:hostsFile` (or HOSTS_FILE) to it,",
+                  "// or they manage the operating system's hosts file.",
+              ]
+            : []),
         "",
     ];
     if (plan.entries.length > 0) {
         out.push('import { hosts } from "pulumi-lifecycle";', "");
-        for (const entry of plan.entries) out.push(...renderEntry(entry), "");
+        for (const entry of plan.entries) out.push(...renderEntry(entry, options.omitFile ?? false), "");
     } else {
         out.push("// No line of the file could be imported.", "export {};", "");
     }
@@ -157,7 +169,7 @@ export function renderImportProgram(plan: ImportPlan, options: RenderImportOptio
     return `${out.join("\n")}\n`;
 }
 
-function renderEntry(entry: ImportedEntry): string[] {
+function renderEntry(entry: ImportedEntry, omitFile: boolean): string[] {
     const { variableName, resourceName, args } = entry;
     if (!IDENTIFIER.test(variableName) || UNAVAILABLE_IDENTIFIERS.has(variableName)) {
         throw new Error(`${quote(variableName)} cannot name a constant of the generated program`);
@@ -167,7 +179,7 @@ function renderEntry(entry: ImportedEntry): string[] {
         `    address: ${literal(args.address)},`,
         `    names: [${args.names.map(literal).join(", ")}],`,
         ...(args.comment !== undefined ? [`    comment: ${literal(args.comment)},`] : []),
-        `    file: ${literal(args.file)},`,
+        ...(omitFile ? [] : [`    file: ${literal(args.file)},`]),
         "    adopt: true,",
         "});",
     ];

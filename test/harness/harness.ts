@@ -8,9 +8,10 @@
 // the CLI. Differs from the engine: the program runs in this process (the engine runs it in a language
 // host), so runs cannot overlap; see engine.ts for the step-level differences.
 
-import { readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
+import * as yaml from "js-yaml";
 import { ProviderServer } from "../support/providerServer";
 import { Deployment, destroy, type ProviderCall, type ResourceOptionsByName, refresh, type Step } from "./engine";
 import { formatPlan } from "./plan";
@@ -102,7 +103,13 @@ export class Harness {
         const old = await loadState(this.options.stateFile);
         const calls: ProviderCall[] = [];
         const steps: Step[] = [];
-        const config = this.current.config ?? {};
+        const settings = projectSettings(this.options.projectDir);
+        // Precedence as in the CLI: project defaults, then the stack's config file, then this run's.
+        const config: Record<string, ConfigValue> = {
+            ...settings.config,
+            ...stackConfig(this.options.projectDir, this.project, this.stack),
+            ...this.current.config,
+        };
         const provider = await ProviderServer.start({
             projectDir: this.options.projectDir,
             projectName: this.project,
@@ -181,7 +188,8 @@ export class Harness {
         const outputs: Record<string, unknown> = {};
         for (const [key, value] of Object.entries((exported as Record<string, unknown> | undefined) ?? {})) {
             try {
-                outputs[key] = sdk.pulumi.Output.isInstance(value) ? await resolveOutput(value) : value;
+                // As the stack exports them: nested outputs in arrays and objects are resolved too.
+                outputs[key] = await resolveOutput(sdk.pulumi.output(value));
             } catch {
                 // An output of a failed resource: the run already carries that error.
             }
@@ -191,24 +199,62 @@ export class Harness {
 
     /** Requires the project's main module afresh, as a new language-host process would. */
     private loadMain(): unknown {
-        const main = resolve(this.options.projectDir, projectSettings(this.options.projectDir).main ?? ".");
+        const main = require.resolve(
+            resolve(this.options.projectDir, projectSettings(this.options.projectDir).main ?? "."),
+        );
+        // Forget the program's own modules (its folder, not its dependencies) so they run again.
+        const programDir = dirname(main);
         for (const key of Object.keys(require.cache)) {
-            if (key.startsWith(resolve(this.options.projectDir)) && !key.includes("node_modules")) {
-                delete require.cache[key];
-            }
+            if (key.startsWith(programDir) && !key.includes("node_modules")) delete require.cache[key];
         }
         return require(main);
     }
 }
 
-/** Name and main module from Pulumi.yaml (top-level `name:` and `main:` keys). */
-export function projectSettings(projectDir: string): { name: string; main: string | undefined } {
-    const text = readFileSync(join(projectDir, "Pulumi.yaml"), "utf8");
-    const value = (key: string) =>
-        new RegExp(`^${key}:\\s*(.+?)\\s*$`, "m").exec(text)?.[1]?.replace(/^["']|["']$/g, "");
-    const name = value("name");
-    if (!name) throw new Error(`${projectDir}/Pulumi.yaml has no name`);
-    return { name, main: value("main") };
+/** What the harness needs from a project's Pulumi.yaml. */
+export interface ProjectSettings {
+    readonly name: string;
+    /** The program entry, relative to the project (Pulumi.yaml `main`), if set. */
+    readonly main: string | undefined;
+    /** Project-level config defaults, keys namespaced (`<project>:key` for bare keys). */
+    readonly config: Record<string, string>;
+}
+
+/** Reads Pulumi.yaml: name, main, and project-level config (v3.44+), as the CLI does. */
+export function projectSettings(projectDir: string): ProjectSettings {
+    const file = join(projectDir, "Pulumi.yaml");
+    const project = yaml.load(readFileSync(file, "utf8")) as { name?: string; main?: string; config?: unknown };
+    if (!project?.name) throw new Error(`${file} has no name`);
+    return { name: project.name, main: project.main, config: configValues(project.config, project.name, file) };
+}
+
+/** Stack config from Pulumi.<stack>.yaml when the project has one (secure values cannot be decrypted here). */
+function stackConfig(projectDir: string, project: string, stack: string): Record<string, string> {
+    const file = join(projectDir, `Pulumi.${stack}.yaml`);
+    if (!existsSync(file)) return {};
+    return configValues(
+        (yaml.load(readFileSync(file, "utf8")) as { config?: unknown } | undefined)?.config,
+        project,
+        file,
+    );
+}
+
+/** Config entries as namespaced strings; a `{ value }` or `{ default }` object holds the value. */
+function configValues(config: unknown, project: string, file: string): Record<string, string> {
+    const values: Record<string, string> = {};
+    for (const [key, raw] of Object.entries((config as Record<string, unknown> | undefined) ?? {})) {
+        const value =
+            typeof raw === "object" && raw !== null
+                ? ((raw as { value?: unknown; default?: unknown }).value ?? (raw as { default?: unknown }).default)
+                : raw;
+        if (typeof raw === "object" && raw !== null && "secure" in raw) {
+            throw new Error(`${file}: ${key} is encrypted; pass secrets to the harness in HarnessOptions.config`);
+        }
+        if (value === undefined) continue;
+        values[key.includes(":") ? key : `${project}:${key}`] =
+            typeof value === "string" ? value : JSON.stringify(value);
+    }
+    return values;
 }
 
 /**

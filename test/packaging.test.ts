@@ -1,0 +1,163 @@
+// Guards the package as users meet it: `npm pack`, installed by name into a fresh project next to its
+// peer @pulumi/pulumi, used from a program, run through the real provider process from that install.
+// Also: what the tarball holds, the bin, a `__provider` that is small, path-free and the same text
+// wherever and however the package was built, a pnpm-style isolated layout, and a stack made in one
+// project destroyed from another location (another machine deleting what this one created).
+
+import { strict as assert } from "node:assert";
+import { execFile } from "node:child_process";
+import { cp, mkdir, readFile, rename, symlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { Harness } from "./harness/harness";
+import { makeTempDir, REPO_ROOT, type TempDir } from "./support/projects";
+import { serializedProvider } from "./support/serializedProvider";
+
+const run = promisify(execFile);
+const HOSTS = "127.0.0.1\tlocalhost\n";
+const PROGRAM = `import { hosts } from "pulumi-lifecycle";
+
+const web = new hosts.HostEntry("web", { address: "10.0.0.5", names: ["web.internal", "web"], file: "./hosts" });
+export const line = web.line;
+export const id = web.id;
+`;
+
+async function writeProject(dir: string, dependencies: Record<string, string>): Promise<void> {
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, "Pulumi.yaml"), "name: app\nruntime: nodejs\n");
+    await writeFile(join(dir, "package.json"), JSON.stringify({ name: "app", private: true, dependencies }, null, 2));
+    await writeFile(join(dir, "index.ts"), PROGRAM);
+    await writeFile(join(dir, "hosts"), HOSTS);
+}
+
+describe("the packed package, installed by name in a fresh project", function () {
+    this.timeout(300_000);
+    let temp: TempDir;
+    let tarball: string;
+    let app: string;
+
+    before(async () => {
+        temp = await makeTempDir("pulumi-lifecycle-pack-");
+        const packed = await run("npm", ["pack", "--pack-destination", temp.dir, "--json"], { cwd: REPO_ROOT });
+        tarball = join(temp.dir, (JSON.parse(packed.stdout) as { filename: string }[])[0]?.filename ?? "");
+        app = join(temp.dir, "app");
+        const pulumiVersion = (
+            JSON.parse(await readFile(join(REPO_ROOT, "package.json"), "utf8")) as {
+                devDependencies: Record<string, string>;
+            }
+        ).devDependencies["@pulumi/pulumi"] as string;
+        await writeProject(app, { "pulumi-lifecycle": `file:${tarball}`, "@pulumi/pulumi": pulumiVersion });
+        await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: app });
+    });
+    after(() => temp.cleanup());
+
+    it("ships the compiled package only: JavaScript, declarations, README and package.json", async () => {
+        const { stdout } = await run("npm", ["pack", "--dry-run", "--json"], { cwd: REPO_ROOT });
+        const files = (JSON.parse(stdout) as { files: { path: string }[] }[])[0]?.files.map((f) => f.path) ?? [];
+        assert.ok(
+            files.includes("dist/index.js") && files.includes("dist/index.d.ts") && files.includes("dist/runtime.js"),
+        );
+        assert.ok(files.includes("dist/cli/main.js") && files.includes("README.md") && files.includes("package.json"));
+        const unexpected = files.filter(
+            (f) => !/^dist\/.*\.(js|d\.ts)$/.test(f) && !["README.md", "package.json"].includes(f),
+        );
+        assert.deepEqual(unexpected, []);
+    });
+
+    it("installs no runtime dependency besides its peer @pulumi/pulumi", async () => {
+        const manifest = JSON.parse(
+            await readFile(join(app, "node_modules", "pulumi-lifecycle", "package.json"), "utf8"),
+        );
+        assert.equal(manifest.dependencies, undefined);
+        assert.deepEqual(Object.keys(manifest.peerDependencies), ["@pulumi/pulumi"]);
+    });
+
+    it("runs its command line through npx", async () => {
+        const { stdout } = await run("npx", ["--no-install", "pulumi-lifecycle", "--version"], { cwd: app });
+        assert.equal(stdout.trim(), "0.1.0");
+    });
+
+    it("runs up, refresh, up and destroy through the real provider process of the install", async () => {
+        const harness = new Harness({ projectDir: app, stateFile: join(app, "state.json") });
+        const created = await harness.up();
+        assert.ok(created.ok, created.plan);
+        assert.deepEqual(created.outputs, { line: 2, id: "ipv4/web.internal" });
+        assert.equal(await readFile(join(app, "hosts"), "utf8"), `${HOSTS}10.0.0.5\tweb.internal web\n`);
+        assert.deepEqual(
+            (await harness.refresh()).calls.map((c) => c.method),
+            ["Read"],
+        );
+        assert.deepEqual(
+            (await harness.up()).steps.map((s) => s.kind),
+            ["same"],
+        );
+        const destroyed = await harness.destroy();
+        assert.ok(destroyed.ok, destroyed.plan);
+        assert.equal(await readFile(join(app, "hosts"), "utf8"), HOSTS);
+    });
+
+    it("stores a __provider that is small, names no path, and is the same text as a build elsewhere", async () => {
+        const harness = new Harness({ projectDir: app, stateFile: join(app, "state-provider.json") });
+        const result = await harness.up();
+        const text = result.state.resources[0]?.inputs.__provider as string;
+        await harness.destroy();
+        assert.ok(text.length < 4096, `${text.length} bytes`);
+        for (const path of [app, REPO_ROOT, temp.dir, "/tmp/", "/work/", "node_modules"]) {
+            assert.ok(!text.includes(path), `__provider mentions ${path}`);
+        }
+        assert.deepEqual([...new Set(text.match(/require\([^)]*\)/g))], ['require("pulumi-lifecycle/runtime")']);
+        assert.equal(text, await serializedProvider("hosts:HostEntry"), "same as the repository's own build");
+    });
+
+    it("works in a pnpm-style isolated layout, where only direct dependencies are visible", async () => {
+        // pnpm: node_modules/<pkg> links into node_modules/.pnpm/<pkg>@<version>/node_modules/<pkg>, whose
+        // own dependencies and peers are links beside it; nothing else is hoisted to the project's root.
+        const pnpmApp = join(temp.dir, "pnpm-app");
+        await writeProject(pnpmApp, {});
+        const store = join(pnpmApp, "node_modules", ".pnpm");
+        const packageHome = join(store, "pulumi-lifecycle@0.1.0", "node_modules");
+        await mkdir(join(packageHome, "@pulumi"), { recursive: true });
+        await cp(join(app, "node_modules", "pulumi-lifecycle"), join(packageHome, "pulumi-lifecycle"), {
+            recursive: true,
+        });
+        await symlink(
+            join(app, "node_modules", "@pulumi", "pulumi"),
+            join(packageHome, "@pulumi", "pulumi"),
+            "junction",
+        );
+        await mkdir(join(pnpmApp, "node_modules", "@pulumi"));
+        await symlink(
+            join(packageHome, "pulumi-lifecycle"),
+            join(pnpmApp, "node_modules", "pulumi-lifecycle"),
+            "junction",
+        );
+        await symlink(
+            join(app, "node_modules", "@pulumi", "pulumi"),
+            join(pnpmApp, "node_modules", "@pulumi", "pulumi"),
+            "junction",
+        );
+
+        const harness = new Harness({ projectDir: pnpmApp, stateFile: join(pnpmApp, "state.json") });
+        const created = await harness.up();
+        assert.ok(created.ok, created.plan);
+        assert.equal(await readFile(join(pnpmApp, "hosts"), "utf8"), `${HOSTS}10.0.0.5\tweb.internal web\n`);
+        const destroyed = await harness.destroy();
+        assert.ok(destroyed.ok, destroyed.plan);
+        assert.equal(await readFile(join(pnpmApp, "hosts"), "utf8"), HOSTS);
+    });
+
+    it("lets another location delete what this one created, from the state alone", async () => {
+        const state = join(temp.dir, "moved-state.json");
+        const created = await new Harness({ projectDir: app, stateFile: state }).up();
+        assert.ok(created.ok, created.plan);
+        const elsewhere = join(temp.dir, "elsewhere");
+        await rename(app, elsewhere);
+        try {
+            const destroyed = await new Harness({ projectDir: elsewhere, stateFile: state }).destroy();
+            assert.ok(destroyed.ok, destroyed.plan);
+            assert.equal(await readFile(join(elsewhere, "hosts"), "utf8"), HOSTS);
+        } finally {
+            await rename(elsewhere, app);
+        }
+    });
+});
