@@ -8,8 +8,9 @@ import { BlockList, isIP, isIPv6 } from "node:net";
 import { type CheckOutcome, checkHostEntry } from "../../provider/hosts/check";
 import { renderLine } from "../../provider/hosts/entries";
 import { fromUtf8, parseEntry } from "../../provider/hosts/hostsDocument";
+import { seededRandom } from "../../provider/shared/random";
 import { UNKNOWN } from "../../provider/shared/unknown";
-import { pick, seededRandom } from "../support/hostsFixtures";
+import { pick } from "../support/hostsFixtures";
 
 const DEFAULT_FILE = "/etc/hosts";
 const GOOD = {

@@ -8,19 +8,12 @@ import { checkHostEntry } from "../../provider/hosts/check";
 import { HostsDocument } from "../../provider/hosts/hostsDocument";
 import { type ImportPlan, planImport, renderImportProgram } from "../../provider/hosts/importer";
 import { commentsOf, runProgram, syntaxErrors, typeErrors } from "../support/generatedProgram";
+import { fixture } from "../support/hostsFixtures";
 
 const FILE = "/etc/hosts";
 
-const DEBIAN = [
-    "127.0.0.1\tlocalhost",
-    "127.0.1.1\tdebian.example.org\tdebian",
-    "",
-    "# The following lines are desirable for IPv6 capable hosts",
-    "::1     localhost ip6-localhost ip6-loopback",
-    "ff02::1 ip6-allnodes",
-    "ff02::2 ip6-allrouters",
-    "",
-].join("\n");
+/** The Debian default hosts file (test/hosts/fixtures/debian.hosts; its host is "bookworm"). */
+const DEBIAN = fixture("debian");
 
 function docOf(text: string | Buffer): HostsDocument {
     return HostsDocument.parse(typeof text === "string" ? Buffer.from(text, "utf8") : text);
@@ -88,7 +81,7 @@ describe("hosts import: planImport and renderImportProgram", () => {
             imported.entries.map((e) => [e.lineNumber, e.resourceName, e.variableName]),
             [
                 [1, "localhost", "localhost"],
-                [2, "debian.example.org", "debianExampleOrg"],
+                [2, "bookworm.example.org", "bookwormExampleOrg"],
                 [5, "localhost-ipv6", "localhostIpv6"],
                 [6, "ip6-allnodes-ipv6", "ip6AllnodesIpv6"],
                 [7, "ip6-allrouters-ipv6", "ip6AllroutersIpv6"],
@@ -96,7 +89,7 @@ describe("hosts import: planImport and renderImportProgram", () => {
         );
         assert.deepEqual(imported.entries[1]?.args, {
             address: "127.0.1.1",
-            names: ["debian.example.org", "debian"],
+            names: ["bookworm.example.org", "bookworm"],
             file: FILE,
             adopt: true,
         });

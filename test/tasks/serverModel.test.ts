@@ -4,12 +4,12 @@
 // seeded random numbers of simulated failures. No server, no clock.
 
 import { strict as assert } from "node:assert";
+import { seededRandom } from "../../provider/shared/random";
 import {
     FaultRules,
     faultAppliesTo,
     fullBucket,
     parseFaultRuleRequest,
-    seededRandom,
     takeToken,
 } from "../../provider/tasks/server/faults";
 import type { TaskRecord } from "../../provider/tasks/server/records";

@@ -220,15 +220,3 @@ export function takeToken(
     const retryAfterSeconds = Math.max(1, Math.ceil((1 - tokens) / limit.perSecond));
     return { bucket: { tokens, updatedAtMs: nowMs }, allowed: false, retryAfterSeconds };
 }
-
-/** Numbers in [0, 1) from a 32-bit seed (mulberry32): the same seed gives the same simulated failures. */
-export function seededRandom(seed: number): () => number {
-    let state = seed >>> 0;
-    return () => {
-        state = (state + 0x6d2b79f5) >>> 0;
-        let t = state;
-        t = Math.imul(t ^ (t >>> 15), t | 1);
-        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-}

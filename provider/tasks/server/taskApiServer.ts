@@ -12,6 +12,7 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { seededRandom } from "../../shared/random";
 import { type Clock, type Sleep, systemClock, timerSleep } from "../../shared/time";
 import { ApiError, badRequest } from "./apiError";
 import { type Accepted, DatastoreModel, type Idempotency } from "./datastoreModel";
@@ -21,7 +22,6 @@ import {
     parseFaultRuleRequest,
     type RateLimit,
     type RouteKind,
-    seededRandom,
     type TokenBucket,
     takeToken,
 } from "./faults";
