@@ -1,3 +1,4 @@
 // pulumi-lifecycle: Pulumi dynamic providers whose lifecycles are exactly right.
 
 export * as hosts from "./hosts";
+export * as tasks from "./tasks";

@@ -5,12 +5,15 @@
 // Environment:
 //   PULUMI_LIFECYCLE_LOCK_TIMEOUT_MS  longest wait for another process's lock on a hosts file (30000)
 //   PULUMI_LIFECYCLE_TRACE            a file to which every hosts-file write appends one JSON line
+//   TASK_API_URL, TASK_API_TOKEN      the task API, when stack config does not set them (see tasks/)
 
 import { appendFileSync } from "node:fs";
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { HostEntryProvider } from "./hosts/hostEntryProvider";
 import { HostsFileStore, type WriteEvent } from "./hosts/hostsFileStore";
 import type { ProviderKind } from "./shared/providerShim";
+import { DatastoreProvider } from "./tasks/datastoreProvider";
+import { processContext } from "./tasks/processContext";
 
 const DEFAULT_LOCK_TIMEOUT_MS = 30_000;
 const STALE_LOCK_MS = 60_000;
@@ -31,6 +34,9 @@ function create(kind: ProviderKind): dynamic.ResourceProvider {
     switch (kind) {
         case "hosts:HostEntry":
             return new HostEntryProvider(hostsFileStore(process.env));
+        case "tasks:Datastore":
+            // The engine starts the provider process with its own address as the first argument.
+            return new DatastoreProvider(processContext(process.argv[2]), process.env);
         default:
             throw new Error(`pulumi-lifecycle has no provider for ${JSON.stringify(kind)}; upgrade the package`);
     }

@@ -9,7 +9,7 @@ import { codeOf } from "../shared/files/atomicWrite";
 import { quote } from "../shared/text";
 import { DataFileError } from "../tasks/server/dataFileError";
 import { startTaskApiServer, type TaskApiServer, type TaskApiServerOptions } from "../tasks/server/taskApiServer";
-import { DATASTORES_PATH, type RequestLogEntry } from "../tasks/server/wire";
+import { DATASTORES_PATH, type RequestLogEntry } from "../tasks/wire";
 import { CliError } from "./cliError";
 import type { CliIo, Command } from "./command";
 

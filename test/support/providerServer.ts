@@ -40,6 +40,8 @@ export interface StartOptions {
     readonly projectDir: string;
     readonly projectName?: string;
     readonly env?: NodeJS.ProcessEnv;
+    /** The engine's address, passed as the process's first argument (default: one nothing listens on). */
+    readonly engineAddress?: string;
     /** Extra Node.js flags for the server process (`--cpu-prof`, `--inspect`), for profiling and debugging. */
     readonly nodeArgs?: string[];
     /** Run the server as another user (root only), to meet permissions the way a non-root user does. */
@@ -71,12 +73,16 @@ export class ProviderServer {
         const entry = require.resolve("@pulumi/pulumi/cmd/dynamic-provider/index.js", {
             paths: [options.projectDir, __dirname],
         });
-        const child = spawn(process.execPath, [...(options.nodeArgs ?? []), entry, "127.0.0.1:1"], {
-            cwd: options.projectDir,
-            env: { ...process.env, ...options.env, PULUMI_NODEJS_PROJECT: options.projectName ?? "test-project" },
-            stdio: ["ignore", "pipe", "pipe"],
-            ...(options.user ?? {}),
-        });
+        const child = spawn(
+            process.execPath,
+            [...(options.nodeArgs ?? []), entry, options.engineAddress ?? "127.0.0.1:1"],
+            {
+                cwd: options.projectDir,
+                env: { ...process.env, ...options.env, PULUMI_NODEJS_PROJECT: options.projectName ?? "test-project" },
+                stdio: ["ignore", "pipe", "pipe"],
+                ...(options.user ?? {}),
+            },
+        );
         const port = await firstLine(child);
         const client = new provrpc.ResourceProviderClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
         return new ProviderServer(child, client);

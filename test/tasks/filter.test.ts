@@ -3,9 +3,9 @@
 // in every syntax error. Pure: no server.
 
 import { strict as assert } from "node:assert";
-import { formatFilter, matchesFilter, parseFilter, quoteValue } from "../../provider/tasks/server/filter";
-import { FilterSyntaxError } from "../../provider/tasks/server/filterSyntaxError";
-import type { Datastore } from "../../provider/tasks/server/wire";
+import { formatFilter, matchesFilter, parseFilter, quoteValue } from "../../provider/tasks/filter";
+import { FilterSyntaxError } from "../../provider/tasks/filterSyntaxError";
+import type { Datastore } from "../../provider/tasks/wire";
 
 const DATASTORE: Datastore = {
     id: "0b9e5a52-6a0e-4a47-8f55-2d7f3e1c1a01",

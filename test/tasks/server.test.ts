@@ -24,7 +24,7 @@ import type {
     RequestLogList,
     TaskAccepted,
     TaskApiStats,
-} from "../../provider/tasks/server/wire";
+} from "../../provider/tasks/wire";
 
 const DATASTORES = "/virtualization/v1beta1/datastores";
 const OPERATIONS = "/data-services/v1beta1/async-operations";

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { DataFileError } from "../../provider/tasks/server/dataFileError";
 import { startTaskApiServer, type TaskApiServer } from "../../provider/tasks/server/taskApiServer";
-import type { AsyncOperation, Datastore, DatastoreList } from "../../provider/tasks/server/wire";
+import type { AsyncOperation, Datastore, DatastoreList } from "../../provider/tasks/wire";
 import { makeTempDir, REPO_ROOT, type TempDir } from "../support/projects";
 
 const MAIN = join(REPO_ROOT, "dist", "cli", "main.js");

@@ -6,11 +6,7 @@
 // running, so a task's effect never races another's.
 
 import { createHash, randomUUID } from "node:crypto";
-import { ApiError, badRequest } from "./apiError";
-import { type Filter, matchesFilter, sameUuid } from "./filter";
-import type { IdempotencyRecord, TaskApiData, TaskKind, TaskPlan, TaskRecord } from "./records";
-import { advanceTask, formatSize, operationJson, taskName } from "./taskProgress";
-import { canonicalJson } from "./validation";
+import { type Filter, matchesFilter, sameUuid } from "../filter";
 import {
     type AsyncOperation,
     type CreateDatastoreRequest,
@@ -21,7 +17,11 @@ import {
     type ResizeDatastoreRequest,
     type TaskError,
     type TaskShape,
-} from "./wire";
+} from "../wire";
+import { ApiError, badRequest } from "./apiError";
+import type { IdempotencyRecord, TaskApiData, TaskKind, TaskPlan, TaskRecord } from "./records";
+import { advanceTask, formatSize, operationJson, taskName } from "./taskProgress";
+import { canonicalJson } from "./validation";
 
 /** How tasks behave when a request does not shape them. */
 export interface TaskDefaults {

@@ -1,6 +1,7 @@
 // The fault model: which injected fault a request gets, how a rate limit decides, and the seeded random
 // numbers that decide simulated task failures. Pure: no sockets, no timers; time comes in as numbers.
 
+import type { Fault, FaultMatch, FaultRule, FaultRuleRequest, FaultStatus, TaskShape } from "../wire";
 import { badRequest } from "./apiError";
 import {
     describeJson,
@@ -12,7 +13,6 @@ import {
     requiredString,
     requiredTrue,
 } from "./validation";
-import type { Fault, FaultMatch, FaultRule, FaultRuleRequest, FaultStatus, TaskShape } from "./wire";
 
 /** What a request does, once routed; decides which faults can apply to it. */
 export type RouteKind =

@@ -2,7 +2,7 @@
 // kept as their wire JSON (wire.ts), which is all there is to know about them. Times are epoch
 // milliseconds of the server's clock.
 
-import type { Datastore, DatastoreState, TaskError } from "./wire";
+import type { Datastore, DatastoreState, TaskError } from "../wire";
 
 /** What a task does to its datastore when it succeeds. */
 export type TaskKind = "create" | "resize" | "delete";

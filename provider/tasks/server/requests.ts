@@ -2,8 +2,6 @@
 // naming the field and the problem. Pure.
 
 import { quote } from "../../shared/text";
-import { badRequest } from "./apiError";
-import { objectWithFields, requiredInteger, requiredString } from "./validation";
 import {
     type CreateDatastoreRequest,
     DATASTORE_TYPES,
@@ -11,7 +9,9 @@ import {
     IDEMPOTENCY_KEY_HEADER,
     MIN_DATASTORE_SIZE_IN_BYTES,
     type ResizeDatastoreRequest,
-} from "./wire";
+} from "../wire";
+import { badRequest } from "./apiError";
+import { objectWithFields, requiredInteger, requiredString } from "./validation";
 
 const NAME = /^[A-Za-z0-9._-]{1,80}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -14,22 +14,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from "node:net";
 import { seededRandom } from "../../shared/random";
 import { type Clock, type Sleep, systemClock, timerSleep } from "../../shared/time";
-import { ApiError, badRequest } from "./apiError";
-import { type Accepted, DatastoreModel, type Idempotency } from "./datastoreModel";
-import {
-    FaultRules,
-    fullBucket,
-    parseFaultRuleRequest,
-    type RateLimit,
-    type RouteKind,
-    type TokenBucket,
-    takeToken,
-} from "./faults";
-import { parseFilter } from "./filter";
-import { FilterSyntaxError } from "./filterSyntaxError";
-import { parseCreateDatastore, parseIdempotencyKey, parseResizeDatastore } from "./requests";
-import { TaskApiStore } from "./taskApiStore";
-import { objectWithFields, requiredInteger } from "./validation";
+import { parseFilter } from "../filter";
+import { FilterSyntaxError } from "../filterSyntaxError";
 import {
     ASYNC_OPERATIONS_PATH,
     type AsyncOperation,
@@ -49,7 +35,21 @@ import {
     type TaskApiStats,
     type TaskShape,
     TEST_API_PATH,
-} from "./wire";
+} from "../wire";
+import { ApiError, badRequest } from "./apiError";
+import { type Accepted, DatastoreModel, type Idempotency } from "./datastoreModel";
+import {
+    FaultRules,
+    fullBucket,
+    parseFaultRuleRequest,
+    type RateLimit,
+    type RouteKind,
+    type TokenBucket,
+    takeToken,
+} from "./faults";
+import { parseCreateDatastore, parseIdempotencyKey, parseResizeDatastore } from "./requests";
+import { TaskApiStore } from "./taskApiStore";
+import { objectWithFields, requiredInteger } from "./validation";
 
 /** How a task API server behaves. Every field is optional. */
 export interface TaskApiServerOptions {

@@ -7,9 +7,9 @@
 import { readFile } from "node:fs/promises";
 import { codeOf, sweepTemporariesSync, writeFileAtomicSync } from "../../shared/files/atomicWrite";
 import { realPathSync } from "../../shared/files/realPath";
+import type { Datastore } from "../wire";
 import { DataFileError } from "./dataFileError";
 import { emptyData, type IdempotencyRecord, type TaskApiData, type TaskRecord } from "./records";
-import type { Datastore } from "./wire";
 
 /** Marks a data file as ours, so that a stray JSON file is never taken for one (and overwritten). */
 const FORMAT = "pulumi-lifecycle/task-api";

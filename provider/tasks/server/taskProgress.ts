@@ -2,7 +2,6 @@
 // task record or its JSON out. A task is QUEUED for the first 10% of its plan, RUNNING until the end,
 // then SUCCEEDED or FAILED (its failure is decided when it is created).
 
-import type { TaskKind, TaskRecord } from "./records";
 import {
     type AsyncOperation,
     DATASTORE_TYPE,
@@ -11,7 +10,8 @@ import {
     TASK_TYPE,
     type TaskLogMessage,
     type TaskState,
-} from "./wire";
+} from "../wire";
+import type { TaskKind, TaskRecord } from "./records";
 
 /** The share of a task spent QUEUED. */
 export const QUEUED_FRACTION = 0.1;

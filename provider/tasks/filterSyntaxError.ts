@@ -1,4 +1,4 @@
-import { quote } from "../../shared/text";
+import { quote } from "../shared/text";
 
 /** A `filter` query parameter that does not follow the grammar; the server answers it 400. */
 export class FilterSyntaxError extends Error {

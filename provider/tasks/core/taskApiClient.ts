@@ -1,0 +1,227 @@
+// The one place that talks HTTP to the task API: bearer authentication, a timeout per request, the
+// caller's abort signal, and retries of what is safe to repeat (retryPolicy.ts) with the waits of
+// pollSchedule.ts. Answers are parsed strictly: invalid JSON and error statuses become typed errors,
+// whose messages never contain the token.
+
+import { type Clock, type Sleep, systemClock, timerSleep } from "../../shared/time";
+import { IDEMPOTENCY_KEY_HEADER } from "../wire";
+import { MalformedResponseError } from "./malformedResponseError";
+import { DEFAULT_POLL_SCHEDULE, nextWait, type PollSchedule, parseRetryAfter } from "./pollSchedule";
+import { isThrottled, mayRetry } from "./retryPolicy";
+import { TaskApiError } from "./taskApiError";
+import { TaskApiUnreachableError } from "./taskApiUnreachableError";
+
+/** How to reach the API and how patient to be. */
+export interface TaskApiClientOptions {
+    /** Base URL, e.g. `http://127.0.0.1:8080`. */
+    readonly baseUrl: string;
+    /** Bearer token; only ever sent in the Authorization header. */
+    readonly token: string;
+    readonly clock?: Clock;
+    readonly sleep?: Sleep;
+    readonly random?: () => number;
+    /** Waits between retries of one request (Retry-After wins when the server sends one). */
+    readonly schedule?: PollSchedule;
+    /** Longest wait for one answer before the request counts as failed (default 30 s). */
+    readonly requestTimeoutMs?: number;
+    /** Attempts for transient failures (network, 5xx, 408); throttling (429, 503 with Retry-After) does not count. */
+    readonly maxAttempts?: number;
+    readonly fetch?: typeof fetch;
+}
+
+/** One request. */
+export interface TaskApiRequest {
+    readonly method: "GET" | "POST" | "PATCH" | "DELETE";
+    /** Path and query, or an absolute URL (a Location the server gave). */
+    readonly path: string;
+    readonly body?: unknown;
+    /** Makes POST and PATCH safe to retry, and lets the server recognise a repeated create. */
+    readonly idempotencyKey?: string;
+    readonly signal?: AbortSignal | undefined;
+    /** Clock time after which no retry is started. */
+    readonly deadline?: number | undefined;
+}
+
+/** An answer with a success status. */
+export interface TaskApiResponse<T> {
+    readonly status: number;
+    readonly body: T | undefined;
+    /** The Location header, resolved against the base URL. */
+    readonly location: string | undefined;
+}
+
+const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+const DEFAULT_MAX_ATTEMPTS = 6;
+
+/** A client for one task API. */
+export class TaskApiClient {
+    private readonly clock: Clock;
+    private readonly sleep: Sleep;
+    private readonly random: () => number;
+    private readonly schedule: PollSchedule;
+    private readonly fetch: typeof fetch;
+
+    constructor(private readonly options: TaskApiClientOptions) {
+        this.clock = options.clock ?? systemClock;
+        this.sleep = options.sleep ?? timerSleep;
+        this.random = options.random ?? Math.random;
+        this.schedule = options.schedule ?? DEFAULT_POLL_SCHEDULE;
+        this.fetch = options.fetch ?? fetch;
+    }
+
+    /**
+     * Sends a request, retrying transient failures when that is safe, and resolves with a success
+     * answer. Throws TaskApiError for an error status, MalformedResponseError for an answer that is not
+     * JSON, TaskApiUnreachableError when the network keeps failing, and the signal's reason when aborted.
+     */
+    async send<T>(request: TaskApiRequest): Promise<TaskApiResponse<T>> {
+        const url = this.resolve(request.path);
+        const maxAttempts = this.options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+        let failures = 0;
+        for (let attempt = 0; ; attempt++) {
+            request.signal?.throwIfAborted();
+            let response: Response;
+            try {
+                response = await this.fetchOnce(url, request);
+            } catch (error) {
+                if (request.signal?.aborted) throw request.signal.reason;
+                failures++;
+                const outcome = { networkError: true } as const;
+                const retryable = mayRetry(request.method, !!request.idempotencyKey, outcome);
+                if (!retryable || failures >= maxAttempts || !this.hasTime(request, undefined)) {
+                    throw new TaskApiUnreachableError(
+                        request.method,
+                        this.redact(url),
+                        failures,
+                        this.redact(reasonOf(error)),
+                    );
+                }
+                await this.wait(attempt, undefined, request);
+                continue;
+            }
+            if (response.ok) return await this.parseSuccess<T>(request, response);
+            const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"), this.clock());
+            const throttled = isThrottled(response.status) && retryAfterMs !== undefined;
+            if (!throttled) failures++;
+            const retryable = mayRetry(request.method, !!request.idempotencyKey, { status: response.status });
+            if (!retryable || failures >= maxAttempts || !this.hasTime(request, retryAfterMs)) {
+                throw await this.errorOf(request, response);
+            }
+            await response.body?.cancel();
+            await this.wait(attempt, retryAfterMs, request);
+        }
+    }
+
+    /** Turns a path or absolute URL into an absolute URL on this API. */
+    resolve(path: string): string {
+        return new URL(path, this.options.baseUrl).toString();
+    }
+
+    private async fetchOnce(url: string, request: TaskApiRequest): Promise<Response> {
+        const timeout = new AbortController();
+        const timeoutMs = this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+        const timer = this.sleep(timeoutMs, timeout.signal).then(
+            () => timeout.abort(new Error(`no answer within ${timeoutMs} ms`)),
+            () => undefined,
+        );
+        const signal = request.signal ? AbortSignal.any([request.signal, timeout.signal]) : timeout.signal;
+        const headers: Record<string, string> = {
+            authorization: `Bearer ${this.options.token}`,
+            accept: "application/json",
+        };
+        if (request.body !== undefined) headers["content-type"] = "application/json";
+        if (request.idempotencyKey) headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()] = request.idempotencyKey;
+        try {
+            const response = await this.fetch(url, {
+                method: request.method,
+                headers,
+                ...(request.body !== undefined ? { body: JSON.stringify(request.body) } : {}),
+                signal,
+            });
+            // Read the body before the timer is cancelled: a server that stalls mid-body times out too.
+            const text = await response.text();
+            return new Response(text.length > 0 ? text : null, {
+                status: response.status,
+                statusText: response.statusText,
+                headers: response.headers,
+            });
+        } catch (error) {
+            throw timeout.signal.aborted && !request.signal?.aborted ? timeout.signal.reason : error;
+        } finally {
+            timeout.abort();
+            await timer;
+        }
+    }
+
+    private async parseSuccess<T>(request: TaskApiRequest, response: Response): Promise<TaskApiResponse<T>> {
+        const text = await response.text();
+        let body: T | undefined;
+        if (text.length > 0) {
+            try {
+                body = JSON.parse(text) as T;
+            } catch {
+                throw new MalformedResponseError(
+                    request.method,
+                    this.redact(request.path),
+                    `status ${response.status} with a body that is not JSON`,
+                );
+            }
+        }
+        const location = response.headers.get("location");
+        return { status: response.status, body, location: location ? this.resolve(location) : undefined };
+    }
+
+    private async errorOf(request: TaskApiRequest, response: Response): Promise<Error> {
+        const text = await response.text();
+        let body: unknown;
+        try {
+            body = text.length > 0 ? JSON.parse(text) : undefined;
+        } catch {
+            body = undefined;
+        }
+        const parsed = body as { error?: unknown; message?: unknown } | undefined;
+        const code = typeof parsed?.error === "string" ? parsed.error : undefined;
+        const message =
+            typeof parsed?.message === "string" ? parsed.message : text.slice(0, 200) || response.statusText;
+        return new TaskApiError(
+            request.method,
+            this.redact(request.path),
+            response.status,
+            code,
+            this.redact(message),
+            this.redactAll(body),
+        );
+    }
+
+    /** A parsed body with the token removed from every string in it (errors are logged whole). */
+    private redactAll(value: unknown): unknown {
+        if (typeof value === "string") return this.redact(value);
+        if (Array.isArray(value)) return value.map((item) => this.redactAll(item));
+        if (typeof value === "object" && value !== null) {
+            return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, this.redactAll(item)]));
+        }
+        return value;
+    }
+
+    private hasTime(request: TaskApiRequest, waitMs: number | undefined): boolean {
+        return request.deadline === undefined || this.clock() + (waitMs ?? 0) < request.deadline;
+    }
+
+    private async wait(attempt: number, retryAfterMs: number | undefined, request: TaskApiRequest): Promise<void> {
+        let ms = nextWait({ attempt, schedule: this.schedule, random: this.random, retryAfterMs });
+        if (request.deadline !== undefined) ms = Math.min(ms, Math.max(0, request.deadline - this.clock()));
+        await this.sleep(ms, request.signal);
+    }
+
+    /** Removes the token from text that may echo a request (a URL, a server message). */
+    private redact(text: string): string {
+        return this.options.token.length > 0 ? text.split(this.options.token).join("[redacted]") : text;
+    }
+}
+
+function reasonOf(error: unknown): string {
+    if (!(error instanceof Error)) return String(error);
+    const cause = (error as { cause?: unknown }).cause;
+    const code = typeof cause === "object" && cause !== null && "code" in cause ? ` (${String(cause.code)})` : "";
+    return `${error.message}${code}`;
+}

@@ -1,0 +1,97 @@
+// `tasks.Datastore`: a datastore created, resized and deleted by asynchronous tasks of a
+// GreenLake-style API, with the whole seed-003 lifecycle (see datastoreProvider.ts).
+//
+// Type token: pulumi-nodejs:dynamic/tasks:Datastore. Id: the natural key
+// "<hciClusterUuid>/<clusterId>/<name>", known before the create task ends; `datastoreId` is the API's id.
+
+import * as pulumi from "@pulumi/pulumi";
+import { providerShim } from "../shared/providerShim";
+import { DATASTORE_MODULE, DATASTORE_TYPE_NAME } from "./datastoreSchema";
+import type { DatastoreState, DatastoreType } from "./wire";
+
+/** The arguments of a `tasks.Datastore`. */
+export interface DatastoreArgs {
+    /** The HCI cluster's UUID. Part of the natural key: changing it replaces the datastore. */
+    hciClusterUuid: pulumi.Input<string>;
+    /** The hypervisor cluster's UUID. Part of the natural key: changing it replaces the datastore. */
+    clusterId: pulumi.Input<string>;
+    /** Unique per cluster; 1-80 letters, digits, ".", "_", "-". Part of the natural key. */
+    name: pulumi.Input<string>;
+    /** At least 1 GiB. Grows in place (a resize task); a datastore cannot shrink. */
+    sizeInBytes: pulumi.Input<number>;
+    /** VMFS, NFS or VVOL. Changing it replaces the datastore (deleting first: the name is taken). */
+    datastoreType: pulumi.Input<DatastoreType>;
+    /**
+     * Sent as the create's Idempotency-Key: a create retried after a lost answer, or resumed after an
+     * interrupted `pulumi up`, never makes a second datastore. Use a value that is stable for the
+     * resource, such as `new random.RandomUuid(...).result`.
+     */
+    createToken?: pulumi.Input<string>;
+    /** Longest wait per operation, as durations ("30m", "1h30m"). Default 20m each. */
+    timeouts?: pulumi.Input<{
+        create?: pulumi.Input<string>;
+        update?: pulumi.Input<string>;
+        delete?: pulumi.Input<string>;
+    }>;
+    /** Take over an existing datastore with the same natural key (size and type must match, state OK). */
+    adopt?: pulumi.Input<boolean>;
+    /**
+     * Keep a tainted datastore (one whose create did not finish) instead of replacing it: the next `up`
+     * looks it up by natural key; found, it is kept; gone, it is created again. Remove it afterwards.
+     */
+    untaint?: pulumi.Input<boolean>;
+}
+
+/** A datastore whose create, resize and delete are asynchronous tasks. */
+export class Datastore extends pulumi.dynamic.Resource {
+    declare readonly hciClusterUuid: pulumi.Output<string>;
+    declare readonly clusterId: pulumi.Output<string>;
+    declare readonly name: pulumi.Output<string>;
+    declare readonly sizeInBytes: pulumi.Output<number>;
+    declare readonly datastoreType: pulumi.Output<DatastoreType>;
+    declare readonly createToken: pulumi.Output<string | undefined>;
+    declare readonly timeouts: pulumi.Output<{ create?: string; update?: string; delete?: string } | undefined>;
+    declare readonly adopt: pulumi.Output<boolean>;
+    declare readonly untaint: pulumi.Output<boolean>;
+    /** The API's id of the datastore, once known. */
+    declare readonly datastoreId: pulumi.Output<string | undefined>;
+    /** The datastore's state at the API when last seen. */
+    declare readonly state: pulumi.Output<DatastoreState | undefined>;
+    /** The last task Pulumi started for it. */
+    declare readonly taskId: pulumi.Output<string | undefined>;
+    /** True when its create did not finish: the next `up` replaces it unless `untaint` is set. */
+    declare readonly tainted: pulumi.Output<boolean>;
+    /** Why it is tainted. */
+    declare readonly taintReason: pulumi.Output<string | undefined>;
+
+    /** Declares a datastore. */
+    constructor(name: string, args: DatastoreArgs, opts?: pulumi.CustomResourceOptions) {
+        const outputs = {
+            datastoreId: undefined,
+            state: undefined,
+            taskId: undefined,
+            tainted: undefined,
+            taintReason: undefined,
+        };
+        super(
+            providerShim("tasks:Datastore"),
+            name,
+            { ...args, ...outputs },
+            opts,
+            DATASTORE_MODULE,
+            DATASTORE_TYPE_NAME,
+        );
+    }
+
+    /** Looks up an existing datastore by its natural-key id ("<hciClusterUuid>/<clusterId>/<name>") without managing it. */
+    static get(name: string, id: pulumi.Input<pulumi.ID>, opts?: pulumi.CustomResourceOptions): Datastore {
+        const props = {
+            hciClusterUuid: undefined,
+            clusterId: undefined,
+            name: undefined,
+            sizeInBytes: undefined,
+            datastoreType: undefined,
+        } as unknown as DatastoreArgs;
+        return new Datastore(name, props, { ...opts, id });
+    }
+}

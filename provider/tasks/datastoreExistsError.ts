@@ -1,0 +1,27 @@
+import type { Datastore } from "./wire";
+
+/**
+ * Row 4 of the lifecycle tables for datastores: one with the same natural key exists, and this resource
+ * did not create it (no create token, or another one). Says what exists and how to take it over.
+ */
+export class DatastoreExistsError extends Error {
+    override readonly name = "DatastoreExistsError";
+
+    constructor(
+        readonly datastore: string,
+        readonly existing: Datastore,
+        readonly hasToken: boolean,
+    ) {
+        const createdBy = existing.idempotencyKey
+            ? "it was created with another createToken"
+            : "it was created without a createToken, so it cannot be told apart from one made by someone else";
+        super(
+            `${datastore} already exists (id ${existing.id}, ${existing.state}, ${existing.sizeInBytes} bytes ${existing.datastoreType}): ${createdBy}. ` +
+                "To manage it, set `adopt: true` (its size and type must match the program)" +
+                (hasToken
+                    ? ""
+                    : ", or, if an interrupted `pulumi up` of this program created it, give the resource the createToken it used") +
+                "; otherwise choose another name.",
+        );
+    }
+}

@@ -1,0 +1,536 @@
+// The Datastore resource provider: seed 003 in Pulumi terms.
+//
+//   check  -> checkDatastore: validate and normalize (no I/O)
+//   diff   -> diffDatastore: the natural key and type replace, size grows in place, taint replaces
+//   create -> GET by natural key, then POST (Idempotency-Key = createToken), poll the task, GET: full
+//             state. Found with our token: resume (the server replays the same task). Found otherwise:
+//             fail, saying how to adopt. Task failed, deadline passed, polling failed, or SIGINT:
+//             partial state, tainted, so the engine records what exists.
+//   read   -> GET by natural key: none -> gone from state; several -> error; one -> refreshed
+//   update -> untaint: GET by natural key; found -> full state; none -> created again; error -> stays
+//             partial. Size: a PATCH task. A resize of unknown outcome is recorded, and the next up waits.
+//   delete -> DELETE task, after any task of ours still running on it; 404 is success
+
+import { randomUUID } from "node:crypto";
+import type * as dynamic from "@pulumi/pulumi/dynamic";
+import { readConfig } from "../shared/config";
+import type { Clock, Sleep } from "../shared/time";
+import { parseDuration } from "./core/duration";
+import { DEFAULT_POLL_SCHEDULE, type PollSchedule } from "./core/pollSchedule";
+import { TaskApiClient } from "./core/taskApiClient";
+import { TaskApiError } from "./core/taskApiError";
+import { TaskApiUnreachableError } from "./core/taskApiUnreachableError";
+import { TaskFailedError } from "./core/taskFailedError";
+import { TaskWaitError } from "./core/taskWaitError";
+import { waitForTask } from "./core/waitForTask";
+import { type CallOptions, DatastoreApi } from "./datastoreApi";
+import { checkDatastore } from "./datastoreCheck";
+import { diffDatastore } from "./datastoreDiff";
+import { DatastoreExistsError } from "./datastoreExistsError";
+import {
+    type DatastoreInputs,
+    type DatastoreOutputs,
+    describeDatastore,
+    formatNaturalKeyId,
+    type NaturalKey,
+    parseNaturalKeyId,
+} from "./datastoreSchema";
+import { PartialStateError } from "./partialStateError";
+import { TaskApiConfigError } from "./taskApiConfigError";
+import { type AsyncOperation, type Datastore, operationUri } from "./wire";
+
+/** What the operations of one provider process share. */
+export interface TaskProcessContext {
+    readonly clock: Clock;
+    readonly sleep: Sleep;
+    readonly random: () => number;
+    /** Aborted when the process receives SIGINT (a second Ctrl-C): every wait ends at once. */
+    readonly signal: AbortSignal;
+    /** Shows a progress line to the user. */
+    readonly report: (message: string) => void;
+    /** Registers an operation, so an interrupted process answers it before exiting. */
+    readonly track: <T>(work: Promise<T>) => Promise<T>;
+}
+
+/** The config keys and environment variables the provider reads. */
+export const TASK_CONFIG = {
+    url: ["pulumi-lifecycle:taskApiUrl", "TASK_API_URL"],
+    token: ["pulumi-lifecycle:taskApiToken", "TASK_API_TOKEN"],
+    pollInitialMs: ["pulumi-lifecycle:taskPollInitialMs", "TASK_POLL_INITIAL_MS"],
+    pollMaxMs: ["pulumi-lifecycle:taskPollMaxMs", "TASK_POLL_MAX_MS"],
+    requestTimeoutMs: ["pulumi-lifecycle:taskRequestTimeoutMs", "TASK_REQUEST_TIMEOUT_MS"],
+} as const;
+
+const DEFAULT_TIMEOUT_MS = 20 * 60_000;
+
+interface Settings {
+    readonly url: string | undefined;
+    readonly token: string | undefined;
+    readonly schedule: PollSchedule;
+    readonly requestTimeoutMs: number | undefined;
+}
+
+type Raw = DatastoreInputs & Record<string, unknown>;
+
+/** Implements `pulumi-nodejs:dynamic/tasks:Datastore`. */
+export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInputs, DatastoreOutputs> {
+    private settings: Settings;
+    private client: DatastoreApi | undefined;
+
+    constructor(
+        private readonly context: TaskProcessContext,
+        private readonly env: NodeJS.ProcessEnv,
+    ) {
+        this.settings = settingsFrom(undefined, env);
+    }
+
+    async configure(request: dynamic.ConfigureRequest): Promise<void> {
+        this.settings = settingsFrom(request, this.env);
+        this.client = undefined;
+    }
+
+    async check(olds: DatastoreInputs, news: DatastoreInputs): Promise<dynamic.CheckResult<DatastoreInputs>> {
+        const { inputs, failures } = checkDatastore(olds, { ...news });
+        return { inputs, failures };
+    }
+
+    async diff(_id: string, olds: DatastoreOutputs, news: DatastoreInputs): Promise<dynamic.DiffResult> {
+        return diffDatastore(olds, news);
+    }
+
+    create(inputs: DatastoreInputs): Promise<dynamic.CreateResult<DatastoreOutputs>> {
+        return this.context.track(this.createDatastore(inputs as Raw));
+    }
+
+    async read(id: string, props?: DatastoreOutputs): Promise<dynamic.ReadResult<DatastoreOutputs>> {
+        const key = props?.name ? naturalKeyOf(props) : parseNaturalKeyId(id);
+        if (!key)
+            throw new Error(
+                `${JSON.stringify(id)} is not a Datastore id: ids are "<hciClusterUuid>/<clusterId>/<name>"`,
+            );
+        const found = await this.api().findByNaturalKey(key, { signal: this.context.signal });
+        if (found.length === 0) return {};
+        const datastore = single(describeDatastore(key), found);
+        return { id: formatNaturalKeyId(key), props: refreshed(props, datastore) };
+    }
+
+    update(
+        _id: string,
+        olds: DatastoreOutputs,
+        news: DatastoreInputs,
+    ): Promise<dynamic.UpdateResult<DatastoreOutputs>> {
+        return this.context.track(this.updateDatastore(olds, news as Raw));
+    }
+
+    delete(id: string, props: DatastoreOutputs): Promise<void> {
+        return this.context.track(this.deleteDatastore(id, props));
+    }
+
+    private async createDatastore(inputs: Raw): Promise<dynamic.CreateResult<DatastoreOutputs>> {
+        const key = naturalKeyOf(inputs);
+        const label = describeDatastore(key);
+        const deadline = this.deadline(inputs.timeouts?.create);
+        const existing = await this.api().findByNaturalKey(key, this.call(deadline));
+        if (existing.length > 0) {
+            const found = single(label, existing);
+            if (inputs.createToken && found.idempotencyKey === inputs.createToken) {
+                // An earlier create of this resource got that far: the same token replays its task.
+                this.context.report(`${label}: found, created earlier with this createToken; following that create`);
+            } else if (inputs.adopt) {
+                return { id: formatNaturalKeyId(key), outs: adopted(label, inputs, found) };
+            } else {
+                throw new DatastoreExistsError(label, found, !!inputs.createToken);
+            }
+        }
+        const outs = await this.startCreate(inputs, key, label, deadline, existing.length === 0);
+        return { id: formatNaturalKeyId(key), outs };
+    }
+
+    /** POSTs the create and follows its task; a failure after the POST was accepted is partial state. */
+    private async startCreate(
+        inputs: Raw,
+        key: NaturalKey,
+        label: string,
+        deadline: number,
+        wasAbsent: boolean,
+    ): Promise<DatastoreOutputs> {
+        const api = this.api();
+        const startedAt = this.context.clock();
+        let taskUri: string;
+        try {
+            taskUri = await api.create(createRequestOf(inputs), inputs.createToken, this.call(deadline));
+        } catch (error) {
+            // Without a token the POST was not retried; it may have reached the server all the same.
+            if (!inputs.createToken && wasAbsent && outcomeUnknown(error)) {
+                const after = await api.findByNaturalKey(key, this.call(deadline)).catch(() => []);
+                const [made] = after;
+                if (made && after.length === 1) {
+                    const reason = `the create request's answer was lost, but ${label} now exists (id ${made.id})`;
+                    throw this.partial(
+                        inputs,
+                        key,
+                        outputsOf(inputs, made, { tainted: true, taintReason: reason }),
+                        reason,
+                    );
+                }
+            }
+            throw error;
+        }
+        const taskId = await this.follow(taskUri, startedAt, deadline, (error) =>
+            this.partial(
+                inputs,
+                key,
+                outputsOf(inputs, undefined, { taskId: error.taskId, tainted: true, taintReason: error.message }),
+                error.message,
+            ),
+        );
+        let found: Datastore[];
+        try {
+            found = await api.findByNaturalKey(key, this.call(deadline));
+        } catch (error) {
+            // The datastore was made; only reading it failed. Partial but not tainted: the next up reads it.
+            const reason = `created, but reading it back failed: ${messageOf(error)}`;
+            throw this.partial(inputs, key, outputsOf(inputs, undefined, { taskId, tainted: false }), reason);
+        }
+        const [made] = found;
+        if (!made) {
+            const reason = `task ${taskId} succeeded but no ${label} exists`;
+            throw this.partial(
+                inputs,
+                key,
+                outputsOf(inputs, undefined, { taskId, tainted: true, taintReason: reason }),
+                reason,
+            );
+        }
+        return outputsOf(inputs, single(label, found), { taskId, tainted: false });
+    }
+
+    private async updateDatastore(olds: DatastoreOutputs, news: Raw): Promise<dynamic.UpdateResult<DatastoreOutputs>> {
+        const api = this.api();
+        const key = naturalKeyOf(news);
+        const label = describeDatastore(key);
+        const deadline = this.deadline(news.timeouts?.update);
+        let taskId = olds.taskId;
+        let current: Datastore | undefined;
+        if ((olds.tainted && news.untaint) || !olds.datastoreId) {
+            // Untaint, or a create that stopped short: look the datastore up by its natural key.
+            let found: Datastore[];
+            try {
+                found = await api.findByNaturalKey(key, this.call(deadline));
+            } catch (error) {
+                throw this.partial(
+                    news,
+                    key,
+                    keptOutputs(olds, news),
+                    `could not look ${label} up: ${messageOf(error)}`,
+                );
+            }
+            if (found.length === 0) {
+                this.context.report(`${label}: not found at the API; creating it again`);
+                return { outs: await this.startCreate(news, key, label, deadline, true) };
+            }
+            current = single(label, found);
+            if (current.state === "CREATING" && olds.taskId) {
+                await this.follow(operationUri(olds.taskId), this.context.clock(), deadline, (error) =>
+                    this.partial(news, key, keptOutputs(olds, news), error.message),
+                );
+                current = (await api.get(current.id, this.call(deadline))) ?? current;
+            }
+            if (current.state === "ERROR") {
+                const reason = `${label} is in state ERROR at the API; remove untaint so the next up replaces it`;
+                throw this.partial(
+                    news,
+                    key,
+                    outputsOf(news, current, { taskId, tainted: true, taintReason: reason }),
+                    reason,
+                );
+            }
+        } else {
+            current = await api.get(olds.datastoreId, this.call(deadline));
+            if (!current) {
+                throw new Error(
+                    `${label} (id ${olds.datastoreId}) no longer exists at the API (deleted outside Pulumi). ` +
+                        'Run "pulumi refresh" so the stack forgets it; the next "pulumi up" creates it again.',
+                );
+            }
+        }
+        if (current.state === "UPDATING" && olds.taskId) {
+            // A resize of ours whose end was not seen (interrupted, timed out): let it finish first.
+            await this.follow(operationUri(olds.taskId), this.context.clock(), deadline, (error) => error);
+            current = (await api.get(current.id, this.call(deadline))) ?? current;
+        }
+        if (news.sizeInBytes !== current.sizeInBytes) {
+            const resizing = current;
+            const startedAt = this.context.clock();
+            const taskUri = await api.resize(resizing.id, news.sizeInBytes, randomUUID(), this.call(deadline));
+            taskId = await this.follow(taskUri, startedAt, deadline, (error) => {
+                // FAILED: the API rolled the resize back, so the state on record is still true.
+                if (error instanceof TaskFailedError) return error;
+                const pending = outputsOf(
+                    news,
+                    { ...resizing, state: "UPDATING" },
+                    { taskId: error.taskId, tainted: false },
+                );
+                return this.partial(news, key, pending, `resize of unknown outcome: ${error.message}`);
+            });
+            current = (await api.get(resizing.id, this.call(deadline))) ?? resizing;
+        }
+        return { outs: outputsOf(news, current, { taskId, tainted: false }) };
+    }
+
+    private async deleteDatastore(id: string, props: DatastoreOutputs): Promise<void> {
+        const api = this.api();
+        const key = props.name ? naturalKeyOf(props) : parseNaturalKeyId(id);
+        if (!key) throw new Error(`${JSON.stringify(id)} is not a Datastore id`);
+        const label = describeDatastore(key);
+        const deadline = this.deadline(props.timeouts?.delete);
+        let current = props.datastoreId
+            ? await api.get(props.datastoreId, this.call(deadline))
+            : await this.findOne(label, key, deadline);
+        if (!current) return;
+        if ((current.state === "CREATING" || current.state === "UPDATING") && props.taskId) {
+            // A task of ours may still run on it (an interrupted create or resize): it must end first.
+            await this.follow(operationUri(props.taskId), this.context.clock(), deadline, (error) =>
+                error instanceof TaskFailedError ? undefined : error,
+            );
+            current = await api.get(current.id, this.call(deadline));
+            if (!current) return;
+        }
+        const startedAt = this.context.clock();
+        const taskUri = await api.delete(current.id, this.call(deadline));
+        if (!taskUri) return;
+        await this.follow(taskUri, startedAt, deadline, (error) => error);
+    }
+
+    /**
+     * Follows a task to success and resolves with its id. When waiting ends otherwise, `onStop` decides:
+     * an error to throw, or undefined to carry on as if the task had ended.
+     */
+    private async follow(
+        taskUri: string,
+        startedAt: number,
+        deadline: number,
+        onStop: (error: TaskWaitError) => Error | undefined,
+    ): Promise<string> {
+        try {
+            const { operation } = await waitForTask({
+                client: this.api().client,
+                taskUri,
+                startedAt,
+                deadline,
+                signal: this.context.signal,
+                clock: this.context.clock,
+                sleep: this.context.sleep,
+                random: this.context.random,
+                schedule: this.settings.schedule,
+                onProgress: this.progress(),
+            });
+            return operation.id;
+        } catch (error) {
+            if (!(error instanceof TaskWaitError)) throw error;
+            const failure = onStop(error);
+            if (failure) throw failure;
+            return error.taskId;
+        }
+    }
+
+    private async findOne(label: string, key: NaturalKey, deadline: number): Promise<Datastore | undefined> {
+        const found = await this.api().findByNaturalKey(key, this.call(deadline));
+        return found.length === 0 ? undefined : single(label, found);
+    }
+
+    /** Reports each new state of a task: "Create datastore ds19: RUNNING 40% (Creating datastore ds19)". */
+    private progress(): (operation: AsyncOperation) => void {
+        let last = "";
+        return (operation) => {
+            const latest = operation.logMessages?.at(-1)?.message;
+            const line = `${operation.name}: ${operation.state} ${operation.progressPercent}%${latest ? ` (${latest})` : ""}`;
+            if (line !== last) this.context.report(line);
+            last = line;
+        };
+    }
+
+    /**
+     * Partial state for the engine: the raw inputs (with `__provider`) and what is known. Undefined values
+     * are left out: the SDK server cannot encode them, and would never answer the engine.
+     */
+    private partial(inputs: Raw, key: NaturalKey, outputs: DatastoreOutputs, reason: string): PartialStateError {
+        const message = `${describeDatastore(key)}: ${reason}`;
+        const properties = Object.fromEntries(
+            Object.entries({ ...inputs, ...outputs }).filter(([, value]) => value !== undefined),
+        );
+        return new PartialStateError(message, formatNaturalKeyId(key), properties, [message]);
+    }
+
+    private api(): DatastoreApi {
+        if (!this.client) {
+            const { url, token, schedule, requestTimeoutMs } = this.settings;
+            if (!url) throw new TaskApiConfigError("url");
+            if (!token) throw new TaskApiConfigError("token");
+            this.client = new DatastoreApi(
+                new TaskApiClient({
+                    baseUrl: url,
+                    token,
+                    clock: this.context.clock,
+                    sleep: this.context.sleep,
+                    random: this.context.random,
+                    schedule,
+                    ...(requestTimeoutMs ? { requestTimeoutMs } : {}),
+                }),
+            );
+        }
+        return this.client;
+    }
+
+    private call(deadline: number): CallOptions {
+        return { signal: this.context.signal, deadline };
+    }
+
+    private deadline(timeout: string | undefined): number {
+        const parsed = timeout === undefined ? DEFAULT_TIMEOUT_MS : parseDuration(timeout);
+        return this.context.clock() + (typeof parsed === "number" ? parsed : DEFAULT_TIMEOUT_MS);
+    }
+}
+
+function settingsFrom(request: dynamic.ConfigureRequest | undefined, env: NodeJS.ProcessEnv): Settings {
+    const value = ([configKey, envKey]: readonly [string, string]) =>
+        (request ? readConfig(request, configKey) : undefined) || env[envKey] || undefined;
+    const number = (keys: readonly [string, string]) => {
+        const parsed = Number(value(keys));
+        return Number.isFinite(parsed) && parsed > 0 ? parsed : undefined;
+    };
+    const url = value(TASK_CONFIG.url);
+    if (url !== undefined) validateUrl(url);
+    return {
+        url,
+        token: value(TASK_CONFIG.token),
+        schedule: {
+            initialMs: number(TASK_CONFIG.pollInitialMs) ?? DEFAULT_POLL_SCHEDULE.initialMs,
+            maxMs: number(TASK_CONFIG.pollMaxMs) ?? DEFAULT_POLL_SCHEDULE.maxMs,
+        },
+        requestTimeoutMs: number(TASK_CONFIG.requestTimeoutMs),
+    };
+}
+
+function validateUrl(url: string): void {
+    let parsed: URL;
+    try {
+        parsed = new URL(url);
+    } catch {
+        throw new Error(
+            `pulumi-lifecycle:taskApiUrl ${JSON.stringify(url)} is not a URL; write it as http://host:port`,
+        );
+    }
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+        throw new Error(`pulumi-lifecycle:taskApiUrl must be an http:// or https:// URL, not ${parsed.protocol}`);
+    }
+    if (parsed.username || parsed.password) {
+        throw new Error(
+            "pulumi-lifecycle:taskApiUrl must not carry credentials; set pulumi-lifecycle:taskApiToken instead",
+        );
+    }
+}
+
+function naturalKeyOf(values: NaturalKey): NaturalKey {
+    return { hciClusterUuid: values.hciClusterUuid, clusterId: values.clusterId, name: values.name };
+}
+
+function createRequestOf(inputs: DatastoreInputs) {
+    return {
+        name: inputs.name,
+        hciClusterUuid: inputs.hciClusterUuid,
+        clusterId: inputs.clusterId,
+        sizeInBytes: inputs.sizeInBytes,
+        datastoreType: inputs.datastoreType,
+    };
+}
+
+/** State from inputs and what the API says (the API wins for what it knows). */
+function outputsOf(
+    inputs: DatastoreInputs,
+    found: Datastore | undefined,
+    extra: { taskId?: string | undefined; tainted: boolean; taintReason?: string },
+): DatastoreOutputs {
+    const outputs: DatastoreOutputs = {
+        hciClusterUuid: inputs.hciClusterUuid,
+        clusterId: inputs.clusterId,
+        name: inputs.name,
+        sizeInBytes: found?.sizeInBytes ?? inputs.sizeInBytes,
+        datastoreType: found?.datastoreType ?? inputs.datastoreType,
+        adopt: inputs.adopt,
+        untaint: inputs.untaint,
+        tainted: extra.tainted,
+    };
+    if (inputs.createToken !== undefined) outputs.createToken = inputs.createToken;
+    if (inputs.timeouts !== undefined) outputs.timeouts = inputs.timeouts;
+    if (found) {
+        outputs.datastoreId = found.id;
+        outputs.state = found.state;
+    }
+    if (extra.taskId !== undefined) outputs.taskId = extra.taskId;
+    if (extra.taintReason !== undefined) outputs.taintReason = extra.taintReason;
+    return outputs;
+}
+
+/** The outputs a failed update leaves on record: the old state, with the new inputs' settings. */
+function keptOutputs(olds: DatastoreOutputs, news: DatastoreInputs): DatastoreOutputs {
+    const { __provider: _, ...rest } = olds as DatastoreOutputs & { __provider?: unknown };
+    return { ...rest, createToken: news.createToken ?? rest.createToken, untaint: news.untaint } as DatastoreOutputs;
+}
+
+/** Refresh: the API's view of the datastore, with the settings and taint only the state knows. */
+function refreshed(props: Partial<DatastoreOutputs> | undefined, found: Datastore): DatastoreOutputs {
+    const outputs: DatastoreOutputs = {
+        hciClusterUuid: found.hciClusterUuid,
+        clusterId: found.clusterInfo.id,
+        name: found.name,
+        sizeInBytes: found.sizeInBytes,
+        datastoreType: found.datastoreType,
+        adopt: props?.adopt ?? false,
+        untaint: props?.untaint ?? false,
+        tainted: props?.tainted ?? false,
+        datastoreId: found.id,
+        state: found.state,
+    };
+    for (const key of ["createToken", "timeouts", "taskId", "taintReason"] as const) {
+        if (props?.[key] !== undefined) (outputs as unknown as Record<string, unknown>)[key] = props[key];
+    }
+    return outputs;
+}
+
+/** `adopt: true`: take over an existing datastore that matches the program, or name each difference. */
+function adopted(label: string, inputs: DatastoreInputs, found: Datastore): DatastoreOutputs {
+    const differences: string[] = [];
+    if (found.sizeInBytes !== inputs.sizeInBytes) {
+        differences.push(`sizeInBytes: the API has ${found.sizeInBytes}, the program has ${inputs.sizeInBytes}`);
+    }
+    if (found.datastoreType !== inputs.datastoreType) {
+        differences.push(`datastoreType: the API has ${found.datastoreType}, the program has ${inputs.datastoreType}`);
+    }
+    if (found.state !== "OK") differences.push(`state: it is ${found.state}; adopt it once it is OK`);
+    if (differences.length > 0) {
+        throw new Error(
+            `cannot adopt ${label} (id ${found.id}): ${differences.join("; ")}. Change the program to match, or choose another name.`,
+        );
+    }
+    return outputsOf(inputs, found, { tainted: false });
+}
+
+function single(label: string, found: readonly Datastore[]): Datastore {
+    if (found.length > 1) {
+        throw new Error(
+            `${label} matches ${found.length} datastores (ids ${found.map((d) => d.id).join(", ")}); the natural key must name one`,
+        );
+    }
+    return found[0] as Datastore;
+}
+
+/** Whether a failed request may still have been carried out by the server. */
+function outcomeUnknown(error: unknown): boolean {
+    if (error instanceof TaskApiUnreachableError) return true;
+    return error instanceof TaskApiError && (error.status >= 500 || error.status === 408);
+}
+
+function messageOf(error: unknown): string {
+    return error instanceof Error ? error.message : String(error);
+}

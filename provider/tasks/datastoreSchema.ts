@@ -1,0 +1,72 @@
+// The resolved shapes of a tasks.Datastore, shared by the program side and the provider side.
+
+import type { DatastoreState, DatastoreType } from "./wire";
+
+/** Per-operation time limits, as duration strings ("30m", "1h30m"). */
+export interface DatastoreTimeouts {
+    create?: string;
+    update?: string;
+    delete?: string;
+}
+
+/** Resolved inputs of a `tasks.Datastore`, as `check` returns them. */
+export interface DatastoreInputs {
+    /** The HCI cluster (UUID, lowercase). Part of the natural key. */
+    hciClusterUuid: string;
+    /** The hypervisor cluster (UUID, lowercase). Part of the natural key. */
+    clusterId: string;
+    /** Unique per cluster. Part of the natural key. */
+    name: string;
+    sizeInBytes: number;
+    datastoreType: DatastoreType;
+    /** Idempotency key of the create request: a retried or interrupted create never makes a second datastore. */
+    createToken?: string;
+    timeouts?: DatastoreTimeouts;
+    /** Take over an existing datastore with the same natural key (size and type must match). */
+    adopt: boolean;
+    /** Keep a tainted datastore: the next `up` looks it up instead of replacing it. */
+    untaint: boolean;
+}
+
+/** State of a `tasks.Datastore`. */
+export interface DatastoreOutputs extends DatastoreInputs {
+    /** The API's id of the datastore, once known. */
+    datastoreId?: string;
+    /** The datastore's state at the API when last seen (OK, CREATING, ...). */
+    state?: DatastoreState;
+    /** The last task Pulumi started for it. */
+    taskId?: string;
+    /** Set when a create did not finish (task failed, timed out, interrupted): the next `up` replaces it. */
+    tainted: boolean;
+    /** Why it is tainted. */
+    taintReason?: string;
+}
+
+/** Resource type token module and name: `pulumi-nodejs:dynamic/tasks:Datastore`. */
+export const DATASTORE_MODULE = "tasks";
+export const DATASTORE_TYPE_NAME = "Datastore";
+
+/** What identifies a datastore before the API gives it an id. */
+export interface NaturalKey {
+    readonly hciClusterUuid: string;
+    readonly clusterId: string;
+    readonly name: string;
+}
+
+/** The resource id: the natural key, `<hciClusterUuid>/<clusterId>/<name>`, known before the task ends. */
+export function formatNaturalKeyId(key: NaturalKey): string {
+    return `${key.hciClusterUuid}/${key.clusterId}/${key.name}`;
+}
+
+/** Parses a resource id; undefined when it is not a natural key. */
+export function parseNaturalKeyId(id: string): NaturalKey | undefined {
+    const parts = id.split("/");
+    if (parts.length !== 3 || parts.some((part) => part.length === 0)) return undefined;
+    const [hciClusterUuid, clusterId, name] = parts as [string, string, string];
+    return { hciClusterUuid, clusterId, name };
+}
+
+/** How a datastore is named in messages. */
+export function describeDatastore(key: NaturalKey): string {
+    return `datastore ${JSON.stringify(key.name)} (cluster ${key.clusterId}, HCI cluster ${key.hciClusterUuid})`;
+}

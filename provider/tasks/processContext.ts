@@ -1,0 +1,37 @@
+// What the task operations of one provider process share, and how the process stops when interrupted.
+//
+// On a second Ctrl-C the engine sends SIGINT to the provider process and SIGKILL 5 s later. Every
+// operation waiting on a task is then aborted at once, answers the engine (a create as partial state,
+// so nothing it started is forgotten), and the process exits well before the SIGKILL.
+
+import { engineReporter } from "../shared/engineLog";
+import { systemClock, timerSleep } from "../shared/time";
+import type { TaskProcessContext } from "./datastoreProvider";
+
+/** Time for the answers of interrupted operations to leave the process before it exits. */
+const FLUSH_MS = 100;
+
+/** The context of this process: real time, the engine's log, SIGINT aborting every wait. */
+export function processContext(engineAddress: string | undefined): TaskProcessContext {
+    const controller = new AbortController();
+    const inFlight = new Set<Promise<unknown>>();
+    process.once("SIGINT", () => {
+        controller.abort(new Error("interrupted by SIGINT"));
+        void Promise.allSettled([...inFlight]).then(() => {
+            setTimeout(() => process.exit(130), FLUSH_MS);
+        });
+    });
+    return {
+        clock: systemClock,
+        sleep: timerSleep,
+        random: Math.random,
+        signal: controller.signal,
+        report: engineReporter(engineAddress),
+        track: (work) => {
+            inFlight.add(work);
+            const forget = () => inFlight.delete(work);
+            work.then(forget, forget);
+            return work;
+        },
+    };
+}

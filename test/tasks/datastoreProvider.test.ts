@@ -1,0 +1,398 @@
+// Guards every path of seed 003 (a resource created by an asynchronous task) for tasks.Datastore, through
+// the real dynamic-provider process and the real task API server: a failed POST records nothing; an
+// accepted one is followed to full state; a failed task, a passed deadline, failing polls and SIGINT each
+// end in partial, tainted state; untaint finds, re-creates or stays partial; refresh removes what is
+// gone; a pending create is resumed by its token or refused like row 4; a lost POST answer never makes a
+// duplicate or a zombie; resize, replace and delete; progress reaches the engine; the token never leaks.
+
+import { strict as assert } from "node:assert";
+import { once } from "node:events";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { ASYNC_OPERATIONS_PATH, DATASTORES_PATH } from "../../provider/tasks/wire";
+import {
+    CLUSTER,
+    type DatastoreFixture,
+    datastoreFixture,
+    datastoreId,
+    GIB,
+    HCI,
+    TOKEN,
+} from "../support/datastoreFixture";
+import { type Props, ProviderCallError } from "../support/providerServer";
+
+/** The error of a call that must fail. */
+async function failure(call: Promise<unknown>): Promise<ProviderCallError> {
+    const error = await call.then(
+        () => assert.fail("the call succeeded"),
+        (e: unknown) => e,
+    );
+    assert.ok(error instanceof ProviderCallError, String(error));
+    return error;
+}
+
+/** Polls an operation over HTTP until it ends (tasks in these tests end after a number of polls). */
+async function finishTask(f: DatastoreFixture, taskId: string): Promise<void> {
+    for (let i = 0; i < 10; i++) {
+        const answer = await fetch(`${f.api.url}${ASYNC_OPERATIONS_PATH}/${taskId}`, {
+            headers: { authorization: f.api.authorization },
+        });
+        const { state } = (await answer.json()) as { state: string };
+        if (state === "SUCCEEDED" || state === "FAILED") return;
+    }
+    assert.fail(`task ${taskId} did not end`);
+}
+
+/** Creates a datastore directly through the API, as another tool (or a killed process) would. */
+async function createDirectly(f: DatastoreFixture, name: string, idempotencyKey?: string): Promise<string> {
+    const answer = await fetch(`${f.api.url}${DATASTORES_PATH}`, {
+        method: "POST",
+        headers: {
+            authorization: f.api.authorization,
+            "content-type": "application/json",
+            ...(idempotencyKey ? { "idempotency-key": idempotencyKey } : {}),
+        },
+        body: JSON.stringify({
+            name,
+            hciClusterUuid: HCI,
+            clusterId: CLUSTER,
+            sizeInBytes: 16 * GIB,
+            datastoreType: "VMFS",
+        }),
+    });
+    assert.equal(answer.status, 202);
+    return (answer.headers.get("location") ?? "").split("/").at(-1) ?? "";
+}
+
+function assertNoToken(...texts: unknown[]): void {
+    for (const text of texts) assert.ok(!JSON.stringify(text ?? "").includes(TOKEN), "the API token leaked");
+}
+
+describe("tasks.Datastore through the provider process (seed 003)", () => {
+    let f: DatastoreFixture;
+    afterEach(async () => {
+        assertNoToken(f.provider.stderr, f.provider.stdout, f.engine.messages);
+        await f.close();
+    });
+
+    describe("create", () => {
+        beforeEach(async () => {
+            f = await datastoreFixture();
+        });
+
+        it("POST accepted, task succeeds, GET by natural key: full state, id = natural key", async () => {
+            const { id, properties } = await f.create("ds19", { createToken: "create-1" });
+            assert.equal(id, datastoreId("ds19"));
+            const [made] = f.api.datastores();
+            assert.equal(properties.datastoreId, made?.id);
+            assert.equal(properties.state, "OK");
+            assert.equal(properties.tainted, false);
+            assert.equal(typeof properties.taskId, "string");
+            assert.equal(made?.idempotencyKey, "create-1");
+            assertNoToken(properties);
+        });
+
+        it("POST fails: nothing is recorded and the error is clear", async () => {
+            f.api.addFault({ match: { method: "POST", path: DATASTORES_PATH }, fault: { status: 500 } });
+            const error = await failure(f.create("ds19"));
+            assert.equal(error.initFailure, undefined, "no partial state: nothing was created");
+            assert.match(error.details, /answered POST \/virtualization\/v1beta1\/datastores with 500/);
+            assert.equal(f.api.datastores().length, 0);
+        });
+
+        it("task FAILED: partial state, tainted, with the task and its reason", async () => {
+            f.api.addFault({ match: { method: "POST" }, fault: { task: { fails: "disk array offline" } } });
+            const error = await failure(f.create("ds19"));
+            const partial = error.initFailure;
+            assert.ok(partial, "partial state");
+            assert.equal(partial.id, datastoreId("ds19"));
+            assert.equal(partial.properties.tainted, true);
+            assert.match(String(partial.properties.taintReason), /disk array offline/);
+            assert.equal(typeof partial.properties.taskId, "string");
+            assert.equal(typeof partial.properties.__provider, "string", "later operations can still run");
+            assert.match(partial.reasons.join("\n"), /failed: disk array offline/);
+        });
+
+        it("deadline passed: partial state, tainted, saying to raise the timeout", async () => {
+            f.api.addFault({ match: { method: "POST" }, fault: { task: { completeAfterPolls: 1_000_000 } } });
+            const error = await failure(f.create("ds19", { timeouts: { create: "150ms" } }));
+            assert.equal(error.initFailure?.properties.tainted, true);
+            assert.match(
+                String(error.initFailure?.properties.taintReason),
+                /gave up waiting for task .* raise the resource's timeouts/,
+            );
+        });
+
+        it("polling keeps failing: partial state, tainted", async () => {
+            f.api.addFault({
+                match: { method: "GET", path: ASYNC_OPERATIONS_PATH },
+                times: 100,
+                fault: { status: 500 },
+            });
+            const error = await failure(f.create("ds19"));
+            assert.equal(error.initFailure?.properties.tainted, true);
+            assert.match(String(error.initFailure?.properties.taintReason), /could not follow task/);
+        });
+
+        it("a create token makes a lost POST answer harmless: retried, one datastore", async () => {
+            f.api.addFault({ match: { method: "POST" }, fault: { loseResponse: true } });
+            const { properties } = await f.create("ds19", { createToken: "create-lost" });
+            assert.equal(properties.state, "OK");
+            assert.equal(f.api.datastores().length, 1);
+            const posts = f.api.requests().filter((r) => r.method === "POST");
+            assert.deepEqual(
+                posts.map((r) => r.status),
+                [null, 202],
+                "the lost POST, then its replay",
+            );
+        });
+
+        it("without a token, a lost POST answer is found and recorded as tainted partial state, never a zombie", async () => {
+            f.api.addFault({ match: { method: "POST" }, fault: { loseResponse: true } });
+            const error = await failure(f.create("ds19"));
+            assert.equal(error.initFailure?.properties.tainted, true);
+            assert.equal(error.initFailure?.properties.datastoreId, f.api.datastores()[0]?.id);
+            assert.match(String(error.initFailure?.properties.taintReason), /answer was lost/);
+        });
+
+        it("resumes a pending create that carries its token: the same task, no duplicate", async () => {
+            const taskId = await createDirectly(f, "ds19", "pending-token");
+            const { properties } = await f.create("ds19", { createToken: "pending-token" });
+            assert.equal(properties.taskId, taskId, "followed the task the first POST started");
+            assert.equal(f.api.datastores().length, 1);
+        });
+
+        it("refuses a datastore it did not create, like row 4, saying how to adopt it", async () => {
+            await createDirectly(f, "ds19");
+            const error = await failure(f.create("ds19", { createToken: "mine" }));
+            assert.equal(error.initFailure, undefined);
+            assert.match(error.details, /datastore "ds19" .* already exists \(id [0-9a-f-]+, CREATING/);
+            assert.match(error.details, /set `adopt: true`/);
+            assert.equal(f.api.datastores().length, 1);
+        });
+
+        it("adopts a matching datastore with adopt: true, without a POST", async () => {
+            const taskId = await createDirectly(f, "ds19");
+            await finishTask(f, taskId);
+            f.api.clearRequests();
+            const { properties } = await f.create("ds19", { adopt: true });
+            assert.equal(properties.state, "OK");
+            assert.deepEqual(
+                f.api.requests().map((r) => r.method),
+                ["GET"],
+            );
+        });
+
+        it("refuses to adopt a datastore that differs, naming each difference", async () => {
+            await finishTask(f, await createDirectly(f, "ds19"));
+            const error = await failure(f.create("ds19", { adopt: true, sizeInBytes: 32 * GIB, datastoreType: "NFS" }));
+            assert.match(error.details, /sizeInBytes: the API has 17179869184, the program has 34359738368/);
+            assert.match(error.details, /datastoreType: the API has VMFS, the program has NFS/);
+        });
+
+        it("reports the task's progress to the engine, as ephemeral info messages", async () => {
+            await f.create("ds19");
+            const lines = f.engine.messages.map((m) => m.message);
+            assert.ok(
+                lines.includes("Create datastore ds19: QUEUED 0% (Create datastore ds19: queued)"),
+                lines.join("\n"),
+            );
+            assert.ok(lines.some((line) => /^Create datastore ds19: RUNNING \d+%/.test(line)));
+            assert.ok(lines.some((line) => line.startsWith("Create datastore ds19: SUCCEEDED 100%")));
+            assert.ok(f.engine.messages.every((m) => m.ephemeral && m.severity === 1));
+        });
+    });
+
+    describe("untaint, update, refresh and delete", () => {
+        beforeEach(async () => {
+            f = await datastoreFixture();
+        });
+
+        /**
+         * A tainted datastore whose create task is still running: every poll failed, so the create gave up.
+         * The fault is then lifted, so the task can end under the next operation.
+         */
+        async function tainted(): Promise<Props> {
+            f.api.addFault({
+                match: { method: "GET", path: ASYNC_OPERATIONS_PATH },
+                times: 100,
+                fault: { status: 500 },
+            });
+            const error = await failure(f.create("ds19"));
+            f.api.clearFaults();
+            assert.ok(error.initFailure);
+            assert.equal(f.api.datastores()[0]?.state, "CREATING");
+            return error.initFailure.properties;
+        }
+
+        it("untaint, datastore found: full state, no longer tainted", async () => {
+            const olds = await tainted();
+            const ds = f.api.datastores()[0];
+            assert.ok(ds);
+            // The task is still running at the API: untaint follows it to its end.
+            const { properties } = await f.update("ds19", olds, { untaint: true });
+            assert.equal(properties.tainted, false);
+            assert.equal(properties.state, "OK");
+            assert.equal(properties.datastoreId, ds.id);
+            assert.equal(f.api.datastores().length, 1);
+        });
+
+        it("untaint, datastore gone: created again", async () => {
+            const olds = await tainted();
+            const gone = f.api.datastores()[0];
+            assert.ok(gone);
+            // Its create ends, then someone deletes it through the API.
+            await finishTask(f, String(olds.taskId));
+            const deleted = await fetch(`${f.api.url}${DATASTORES_PATH}/${gone.id}`, {
+                method: "DELETE",
+                headers: { authorization: f.api.authorization },
+            });
+            await finishTask(f, (deleted.headers.get("location") ?? "").split("/").at(-1) ?? "");
+            const { properties } = await f.update("ds19", olds, { untaint: true });
+            assert.equal(properties.tainted, false);
+            assert.equal(properties.state, "OK");
+            assert.notEqual(properties.datastoreId, gone.id, "a new datastore");
+        });
+
+        it("untaint, lookup failing: stays partial, still tainted", async () => {
+            const olds = await tainted();
+            f.api.addFault({ match: { method: "GET", path: DATASTORES_PATH }, times: 100, fault: { status: 500 } });
+            const error = await failure(f.update("ds19", olds, { untaint: true }));
+            assert.equal(error.initFailure?.properties.tainted, true);
+            assert.match(error.details, /could not look datastore "ds19" .* up/);
+        });
+
+        it("grows the size through a PATCH task, keeping the id", async () => {
+            const created = await f.create("ds19");
+            const { properties } = await f.update("ds19", created.properties, { sizeInBytes: 32 * GIB });
+            assert.equal(properties.sizeInBytes, 32 * GIB);
+            assert.equal(properties.datastoreId, created.properties.datastoreId);
+            assert.ok(f.api.requests().some((r) => r.method === "PATCH" && r.status === 202));
+        });
+
+        it("refuses to shrink in check, before any request", async () => {
+            const created = await f.create("ds19");
+            const checked = await f.provider.check(
+                f.urn("ds19"),
+                created.properties,
+                await f.args("ds19", { sizeInBytes: 8 * GIB }),
+            );
+            assert.deepEqual(
+                checked.failures.map((failure) => failure.property),
+                ["sizeInBytes"],
+            );
+            assert.match(checked.failures[0]?.reason ?? "", /cannot shrink in place/);
+        });
+
+        it("replaces on a natural-key change (create first) and on a type change (delete first)", async () => {
+            const created = await f.create("ds19");
+            const urn = f.urn("ds19");
+            const renamed = (await f.provider.check(urn, created.properties, await f.args("ds20"))).inputs;
+            assert.deepEqual(await f.provider.diff(urn, created.id, created.properties, renamed), {
+                changes: "some",
+                replaces: ["name"],
+                deleteBeforeReplace: false,
+            });
+            const retyped = (
+                await f.provider.check(urn, created.properties, await f.args("ds19", { datastoreType: "NFS" }))
+            ).inputs;
+            assert.deepEqual(await f.provider.diff(urn, created.id, created.properties, retyped), {
+                changes: "some",
+                replaces: ["datastoreType"],
+                deleteBeforeReplace: true,
+            });
+        });
+
+        it("replaces a tainted datastore unless untaint is set", async () => {
+            const olds = await tainted();
+            const news = (await f.provider.check(f.urn("ds19"), olds, await f.args("ds19"))).inputs;
+            assert.deepEqual(await f.provider.diff(f.urn("ds19"), datastoreId("ds19"), olds, news), {
+                changes: "some",
+                replaces: ["tainted"],
+                deleteBeforeReplace: true,
+            });
+            const kept = (await f.provider.check(f.urn("ds19"), olds, await f.args("ds19", { untaint: true }))).inputs;
+            const diff = await f.provider.diff(f.urn("ds19"), datastoreId("ds19"), olds, kept);
+            assert.deepEqual(diff.replaces, []);
+        });
+
+        it("refresh: gone means no id (removed from state); present means refreshed", async () => {
+            const created = await f.create("ds19");
+            const read = await f.provider.read(f.urn("ds19"), created.id, created.properties);
+            assert.equal(read.id, created.id);
+            assert.equal(read.properties.datastoreId, created.properties.datastoreId);
+            await f.provider.delete(f.urn("ds19"), created.id, created.properties);
+            const gone = await f.provider.read(f.urn("ds19"), created.id, created.properties);
+            assert.equal(gone.id, "");
+        });
+
+        it("deletes through a DELETE task, after a create task of its own that is still running", async () => {
+            const olds = await tainted();
+            await f.provider.delete(f.urn("ds19"), datastoreId("ds19"), olds);
+            assert.equal(f.api.datastores().length, 0);
+        });
+
+        it("treats a datastore already gone as deleted", async () => {
+            const created = await f.create("ds19");
+            await f.provider.delete(f.urn("ds19"), created.id, created.properties);
+            await f.provider.delete(f.urn("ds19"), created.id, created.properties);
+            assert.equal(f.api.datastores().length, 0);
+        });
+    });
+
+    describe("SIGINT while polling", () => {
+        beforeEach(async () => {
+            f = await datastoreFixture();
+        });
+
+        it("answers the create as tainted partial state and exits well within the engine's 5 s", async () => {
+            f.api.addFault({ match: { method: "POST" }, fault: { task: { completeAfterPolls: 1_000_000 } } });
+            const create = failure(f.create("ds19"));
+            while (f.api.requests().filter((r) => r.path.startsWith(ASYNC_OPERATIONS_PATH)).length < 3) {
+                await new Promise((resolve) => setTimeout(resolve, 5));
+            }
+            const interrupted = Date.now();
+            f.provider.kill("SIGINT");
+            const error = await create;
+            const exitCode = await f.provider.waitForExit();
+            const elapsed = Date.now() - interrupted;
+            console.log(`      answered and exited ${elapsed} ms after SIGINT`);
+            assert.equal(error.initFailure?.properties.tainted, true);
+            assert.match(String(error.initFailure?.properties.taintReason), /interrupted while waiting for task/);
+            assert.equal(exitCode, 130);
+            assert.ok(elapsed < 4000, `${elapsed} ms`);
+        });
+    });
+
+    describe("refresh of an ambiguous natural key", () => {
+        it("fails, naming every datastore that matches", async () => {
+            // The API keeps names unique per cluster; a server that does not must not be papered over.
+            const two = (id: string) => ({
+                id,
+                name: "ds19",
+                hciClusterUuid: HCI,
+                clusterInfo: { id: CLUSTER },
+                sizeInBytes: 16 * GIB,
+                datastoreType: "VMFS",
+                state: "OK",
+            });
+            const server = createServer((_request, response) => {
+                response.setHeader("content-type", "application/json");
+                response.end(JSON.stringify({ items: [two("id-one"), two("id-two")], count: 2 }));
+            });
+            server.listen(0, "127.0.0.1");
+            await once(server, "listening");
+            f = await datastoreFixture();
+            try {
+                await f.provider.configure({
+                    "pulumi-lifecycle:taskApiUrl": `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+                    "pulumi-lifecycle:taskApiToken": TOKEN,
+                });
+                const error = await failure(f.provider.read(f.urn("ds19"), datastoreId("ds19"), await f.args("ds19")));
+                assert.match(error.details, /matches 2 datastores \(ids id-one, id-two\)/);
+            } finally {
+                server.close();
+            }
+        });
+    });
+});
