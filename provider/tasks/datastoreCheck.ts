@@ -114,8 +114,9 @@ function datastoreType(value: unknown, fail: Fail): DatastoreType {
 
 function createToken(value: unknown, fail: Fail): string | undefined {
     if (value === undefined || value === null || isUnknown(value)) return (value ?? undefined) as string | undefined;
-    if (typeof value !== "string" || value.length === 0 || value.length > 255) {
-        fail("createToken", `${describe(value)} is not a token of 1 to 255 characters`);
+    // 240, not the header's 255: the keys of later creates append "~<n>" (see createKey).
+    if (typeof value !== "string" || value.length === 0 || value.length > 240) {
+        fail("createToken", `${describe(value)} is not a token of 1 to 240 characters`);
         return undefined;
     }
     const bad = [...value].find((c) => !TOKEN_CHARACTER.test(c));

@@ -62,6 +62,8 @@ export const TASK_CONFIG = {
 } as const;
 
 const DEFAULT_TIMEOUT_MS = 20 * 60_000;
+/** How many creates one createToken may stand for (each replacement or re-creation uses one). */
+const MAX_CREATE_GENERATIONS = 1000;
 
 interface Settings {
     readonly url: string | undefined;
@@ -133,10 +135,14 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
         const existing = await this.api().findByNaturalKey(key, this.call(deadline));
         if (existing.length > 0) {
             const found = single(label, existing);
-            if (inputs.createToken && found.idempotencyKey === inputs.createToken) {
-                // An earlier create of this resource got that far: the same token replays its task.
+            const generation = inputs.createToken ? generationOf(inputs.createToken, found.idempotencyKey) : undefined;
+            if (generation !== undefined) {
+                // An earlier create of this resource got that far: the same key replays its task.
                 this.context.report(`${label}: found, created earlier with this createToken; following that create`);
-            } else if (inputs.adopt) {
+                const outs = await this.startCreate(inputs, key, label, deadline, false, generation);
+                return { id: formatNaturalKeyId(key), outs };
+            }
+            if (inputs.adopt) {
                 return { id: formatNaturalKeyId(key), outs: adopted(label, inputs, found) };
             } else {
                 throw new DatastoreExistsError(label, found, !!inputs.createToken);
@@ -146,22 +152,82 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
         return { id: formatNaturalKeyId(key), outs };
     }
 
-    /** POSTs the create and follows its task; a failure after the POST was accepted is partial state. */
+    /**
+     * POSTs the create and follows its task; a failure after the POST was accepted is partial state.
+     *
+     * A create token stands for one create, but a resource may be created several times (replaced after
+     * a failed task, created again after it was deleted). The idempotency keys therefore form a chain
+     * (token, token~1, token~2, ...). When the server's answer to a key is a replay of a create that had
+     * ended before we looked and whose datastore no longer carries that key, the key is spent and the
+     * next one is used. A create resumed after a crash walks the same chain and lands on the same key.
+     */
     private async startCreate(
         inputs: Raw,
         key: NaturalKey,
         label: string,
         deadline: number,
         wasAbsent: boolean,
+        firstGeneration = 0,
     ): Promise<DatastoreOutputs> {
         const api = this.api();
-        const startedAt = this.context.clock();
-        let taskUri: string;
+        for (let generation = firstGeneration; generation < MAX_CREATE_GENERATIONS; generation++) {
+            const idempotencyKey = inputs.createToken ? createKey(inputs.createToken, generation) : undefined;
+            const startedAt = this.context.clock();
+            const taskUri = await this.postCreate(inputs, key, label, deadline, wasAbsent, idempotencyKey);
+            let endedAtFirstLook: boolean | undefined;
+            const observe = (operation: AsyncOperation) => {
+                endedAtFirstLook ??= operation.state === "SUCCEEDED" || operation.state === "FAILED";
+            };
+            let taskId: string;
+            try {
+                taskId = await this.follow(taskUri, startedAt, deadline, (error) => error, observe);
+            } catch (error) {
+                if (error instanceof TaskFailedError && endedAtFirstLook && idempotencyKey) {
+                    if (!(await this.carries(key, idempotencyKey, deadline))) continue;
+                }
+                if (!(error instanceof TaskWaitError)) throw error;
+                const stopped = { taskId: error.taskId, tainted: true, taintReason: error.message };
+                throw this.partial(inputs, key, outputsOf(inputs, undefined, stopped), error.message);
+            }
+            let found: Datastore[];
+            try {
+                found = await api.findByNaturalKey(key, this.call(deadline));
+            } catch (error) {
+                // The datastore was made; only reading it failed. Partial but not tainted: the next up reads it.
+                const reason = `created, but reading it back failed: ${messageOf(error)}`;
+                throw this.partial(inputs, key, outputsOf(inputs, undefined, { taskId, tainted: false }), reason);
+            }
+            const made = idempotencyKey ? found.find((d) => d.idempotencyKey === idempotencyKey) : found[0];
+            if (made) return outputsOf(inputs, made, { taskId, tainted: false });
+            if (endedAtFirstLook && idempotencyKey) continue;
+            const reason = `task ${taskId} succeeded but no ${label} exists`;
+            throw this.partial(
+                inputs,
+                key,
+                outputsOf(inputs, undefined, { taskId, tainted: true, taintReason: reason }),
+                reason,
+            );
+        }
+        throw new Error(
+            `${label}: ${MAX_CREATE_GENERATIONS} creates with this createToken were spent; give the resource a new createToken`,
+        );
+    }
+
+    /** POSTs a create; resolves with its task URI, or turns a lost answer without a token into partial state. */
+    private async postCreate(
+        inputs: Raw,
+        key: NaturalKey,
+        label: string,
+        deadline: number,
+        wasAbsent: boolean,
+        idempotencyKey: string | undefined,
+    ): Promise<string> {
+        const api = this.api();
         try {
-            taskUri = await api.create(createRequestOf(inputs), inputs.createToken, this.call(deadline));
+            return await api.create(createRequestOf(inputs), idempotencyKey, this.call(deadline));
         } catch (error) {
-            // Without a token the POST was not retried; it may have reached the server all the same.
-            if (!inputs.createToken && wasAbsent && outcomeUnknown(error)) {
+            // Without a key the POST was not retried; it may have reached the server all the same.
+            if (!idempotencyKey && wasAbsent && outcomeUnknown(error)) {
                 const after = await api.findByNaturalKey(key, this.call(deadline)).catch(() => []);
                 const [made] = after;
                 if (made && after.length === 1) {
@@ -176,33 +242,12 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
             }
             throw error;
         }
-        const taskId = await this.follow(taskUri, startedAt, deadline, (error) =>
-            this.partial(
-                inputs,
-                key,
-                outputsOf(inputs, undefined, { taskId: error.taskId, tainted: true, taintReason: error.message }),
-                error.message,
-            ),
-        );
-        let found: Datastore[];
-        try {
-            found = await api.findByNaturalKey(key, this.call(deadline));
-        } catch (error) {
-            // The datastore was made; only reading it failed. Partial but not tainted: the next up reads it.
-            const reason = `created, but reading it back failed: ${messageOf(error)}`;
-            throw this.partial(inputs, key, outputsOf(inputs, undefined, { taskId, tainted: false }), reason);
-        }
-        const [made] = found;
-        if (!made) {
-            const reason = `task ${taskId} succeeded but no ${label} exists`;
-            throw this.partial(
-                inputs,
-                key,
-                outputsOf(inputs, undefined, { taskId, tainted: true, taintReason: reason }),
-                reason,
-            );
-        }
-        return outputsOf(inputs, single(label, found), { taskId, tainted: false });
+    }
+
+    /** Whether a datastore with this natural key carries this idempotency key. */
+    private async carries(key: NaturalKey, idempotencyKey: string, deadline: number): Promise<boolean> {
+        const found = await this.api().findByNaturalKey(key, this.call(deadline));
+        return found.some((d) => d.idempotencyKey === idempotencyKey);
     }
 
     private async updateDatastore(olds: DatastoreOutputs, news: Raw): Promise<dynamic.UpdateResult<DatastoreOutputs>> {
@@ -311,7 +356,9 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
         startedAt: number,
         deadline: number,
         onStop: (error: TaskWaitError) => Error | undefined,
+        observe?: (operation: AsyncOperation) => void,
     ): Promise<string> {
+        const report = this.progress();
         try {
             const { operation } = await waitForTask({
                 client: this.api().client,
@@ -323,7 +370,10 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
                 sleep: this.context.sleep,
                 random: this.context.random,
                 schedule: this.settings.schedule,
-                onProgress: this.progress(),
+                onProgress: (operation) => {
+                    observe?.(operation);
+                    report(operation);
+                },
             });
             return operation.id;
         } catch (error) {
@@ -429,6 +479,19 @@ function validateUrl(url: string): void {
             "pulumi-lifecycle:taskApiUrl must not carry credentials; set pulumi-lifecycle:taskApiToken instead",
         );
     }
+}
+
+/** The idempotency key of the `generation`-th create of a resource with this token: token, token~1, ... */
+export function createKey(token: string, generation: number): string {
+    return generation === 0 ? token : `${token}~${generation}`;
+}
+
+/** Which create of the token's chain `key` is, or undefined when it is not one of the token's keys. */
+export function generationOf(token: string, key: string | undefined): number | undefined {
+    if (key === token) return 0;
+    if (!key?.startsWith(`${token}~`)) return undefined;
+    const suffix = key.slice(token.length + 1);
+    return /^[1-9]\d*$/.test(suffix) ? Number(suffix) : undefined;
 }
 
 function naturalKeyOf(values: NaturalKey): NaturalKey {

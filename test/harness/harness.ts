@@ -34,6 +34,10 @@ export interface HarnessOptions {
     /** Extra environment for the provider process. */
     readonly env?: NodeJS.ProcessEnv;
     readonly options?: ResourceOptionsByName;
+    /** Called with the provider process once it runs, e.g. to kill it mid-operation as a crash would. */
+    readonly onProvider?: (provider: ProviderServer) => void;
+    /** The engine's address given to the provider process (a test's Log service), if any. */
+    readonly engineAddress?: string;
 }
 
 /** What a run did. */
@@ -53,7 +57,7 @@ export interface RunResult {
 type Operation = "up" | "up --refresh" | "preview" | "refresh" | "destroy";
 
 /** What a run may change for itself and the runs after it. */
-export type RunChanges = Partial<Pick<HarnessOptions, "program" | "config" | "options" | "env">>;
+export type RunChanges = Partial<Pick<HarnessOptions, "program" | "config" | "options" | "env" | "onProvider">>;
 
 /** Runs one Pulumi project as a stack, operation after operation. */
 export class Harness {
@@ -114,7 +118,9 @@ export class Harness {
             projectDir: this.options.projectDir,
             projectName: this.project,
             ...(this.current.env ? { env: this.current.env } : {}),
+            ...(this.options.engineAddress ? { engineAddress: this.options.engineAddress } : {}),
         });
+        this.current.onProvider?.(provider);
         try {
             // The engine configures the provider with the whole stack config, namespaces kept, secrets plain.
             await provider.configure(plainConfig(config));

@@ -1,7 +1,7 @@
 // Guards the validation and normalization of tasks.Datastore inputs (provider/tasks/datastoreCheck.ts, the
 // provider's check): UUIDs lower-cased, the API's name alphabet and length, whole sizes of at least 1 GiB
 // that never shrink in place, datastore types upper-cased, a create token that can be sent as a header
-// (printable ASCII without spaces, 1-255 characters), timeouts with known keys and parseable durations,
+// (printable ASCII without spaces, 1-240 characters, leaving room for the "~n" of later creates), timeouts with known keys and parseable durations,
 // adopt and untaint booleans, every failure named by its property, and the engine's unknown sentinel
 // passed through untouched during preview. Pure tables.
 
@@ -282,7 +282,7 @@ describe("checkDatastore", () => {
         const printable = Array.from({ length: 0x7e - 0x21 + 1 }, (_, i) => String.fromCharCode(0x21 + i)).join("");
         const good: [token: string, why: string][] = [
             ["t", "one character"],
-            ["x".repeat(255), "255 characters"],
+            ["x".repeat(240), "240 characters"],
             [printable, "every printable ASCII character"],
             ["3f2a7c1e-0b9d-4e55-8a61-2f0c9b7d4e10", "a UUID"],
         ];
@@ -301,9 +301,9 @@ describe("checkDatastore", () => {
         });
 
         const bad: [value: unknown, reason: RegExp][] = [
-            ["", /^"" is not a token of 1 to 255 characters$/],
-            ["x".repeat(256), /is not a token of 1 to 255 characters$/],
-            [42, /^42 is not a token of 1 to 255 characters$/],
+            ["", /^"" is not a token of 1 to 240 characters$/],
+            ["x".repeat(241), /is not a token of 1 to 240 characters$/],
+            [42, /^42 is not a token of 1 to 240 characters$/],
             [true, /^true is not a token/],
             [{}, /^an object is not a token/],
             ["my token", /^contains a space; a token is printable ASCII without spaces \(it is sent as a header\)$/],

@@ -1,0 +1,208 @@
+// Guards the flows of seed 003 (a resource created by an asynchronous task) for tasks.Datastore at the
+// level users meet them: programs run by the harness (the engine's step rules, state between runs),
+// the real provider process, the real task API server. A full create; a failed task leaving tainted
+// state that the next up replaces; untaint finding or re-creating it; refresh forgetting what is gone;
+// a create whose provider was killed resumed by its token (no duplicate) or refused like row 4 without
+// one; the API token passed as a secret and never stored.
+
+import { strict as assert } from "node:assert";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import * as random from "@pulumi/random";
+import { tasks } from "pulumi-lifecycle";
+import { startTaskApiServer, type TaskApiServer } from "../../provider/tasks/server/taskApiServer";
+import { ASYNC_OPERATIONS_PATH, DATASTORES_PATH } from "../../provider/tasks/wire";
+import { Harness, type RunResult } from "../harness/harness";
+import { CLUSTER, GIB, HCI, TOKEN } from "../support/datastoreFixture";
+import { makeProject, type TempDir } from "../support/projects";
+import type { ProviderServer } from "../support/providerServer";
+
+/** The program of the issue, with a create token from @pulumi/random. */
+function program(overrides: Partial<tasks.DatastoreArgs> = {}, withToken = true) {
+    return () => {
+        const token = withToken ? new random.RandomUuid("ds19-token").result : undefined;
+        const ds = new tasks.Datastore("ds19", {
+            hciClusterUuid: HCI,
+            clusterId: CLUSTER,
+            name: "ds19",
+            sizeInBytes: 16 * GIB,
+            datastoreType: "VMFS",
+            ...(token ? { createToken: token } : {}),
+            ...overrides,
+        });
+        return { datastoreId: ds.datastoreId, state: ds.state, tainted: ds.tainted };
+    };
+}
+
+function callsOf(result: RunResult): string[] {
+    return result.calls.map((call) => `${call.method}${call.outcome === "ok" ? "" : ` (${call.outcome})`}`);
+}
+
+function datastoreState(result: RunResult) {
+    return result.state.resources.find((r) => r.name === "ds19");
+}
+
+describe("seed 003 flows for tasks.Datastore, through programs", () => {
+    let api: TaskApiServer;
+    let project: TempDir;
+    let harness: Harness;
+
+    beforeEach(async () => {
+        api = await startTaskApiServer({ token: TOKEN, taskCompleteAfterPolls: 3 });
+        project = await makeProject("datastore-flows");
+        harness = new Harness({
+            projectDir: project.dir,
+            stateFile: join(project.dir, "state.json"),
+            config: { "pulumi-lifecycle:taskApiUrl": api.url, "pulumi-lifecycle:taskApiToken": { secret: TOKEN } },
+            env: { TASK_POLL_INITIAL_MS: "2", TASK_POLL_MAX_MS: "10" },
+        });
+    });
+    afterEach(async () => {
+        const state = await readFile(join(project.dir, "state.json"), "utf8").catch(() => "");
+        assert.ok(!state.includes(TOKEN), "the API token is never stored");
+        await api.close();
+        await project.cleanup();
+    });
+
+    /** Makes the next create's polls fail until the client gives up, leaving its task running. */
+    function failPolls(): void {
+        api.addFault({ match: { method: "GET", path: ASYNC_OPERATIONS_PATH }, times: 100, fault: { status: 500 } });
+    }
+
+    it("creates through POST, task and GET; up again changes nothing; destroy deletes", async () => {
+        const created = await harness.up({ program: program() });
+        assert.ok(created.ok, created.plan);
+        assert.deepEqual(callsOf(created), ["Check", "Create"]);
+        assert.equal(created.outputs.state, "OK");
+        assert.equal(created.outputs.tainted, false);
+        assert.equal(created.outputs.datastoreId, api.datastores()[0]?.id);
+        assert.equal(api.datastores()[0]?.idempotencyKey, datastoreState(created)?.inputs.createToken);
+        const again = await harness.up({ program: program() });
+        assert.deepEqual(callsOf(again), ["Check", "Diff"]);
+        const destroyed = await harness.destroy();
+        assert.ok(destroyed.ok, destroyed.plan);
+        assert.deepEqual(api.datastores(), []);
+    });
+
+    it("records a failed task as tainted partial state; the next up deletes what exists and creates afresh", async () => {
+        api.addFault({ match: { method: "POST" }, fault: { task: { fails: "no space on the array" } } });
+        const failed = await harness.up({ program: program() });
+        assert.equal(failed.ok, false);
+        assert.deepEqual(callsOf(failed), ["Check", "Create (partial)"]);
+        const partial = datastoreState(failed);
+        assert.equal(partial?.outputs.tainted, true);
+        assert.match(String(partial?.initErrors), /no space on the array/);
+        const broken = api.datastores()[0];
+        assert.equal(broken?.state, "ERROR");
+
+        const replaced = await harness.up({ program: program() });
+        assert.ok(replaced.ok, replaced.plan);
+        assert.deepEqual(callsOf(replaced), ["Check", "Diff", "Check", "Delete", "Create"]);
+        assert.equal(replaced.steps.find((s) => s.name === "ds19")?.detail, "tainted; delete before replace");
+        const [fresh] = api.datastores();
+        assert.equal(api.datastores().length, 1);
+        assert.equal(fresh?.state, "OK");
+        assert.notEqual(fresh?.id, broken?.id);
+        assert.equal(datastoreState(replaced)?.initErrors, undefined);
+        // The token's first create was spent on the failed one: the replacement used the next key.
+        const token = datastoreState(replaced)?.inputs.createToken;
+        assert.equal(broken?.idempotencyKey, token);
+        assert.equal(fresh?.idempotencyKey, `${token}~1`);
+    });
+
+    it("untaint keeps a tainted datastore: the next up finds it and records it in full", async () => {
+        failPolls();
+        const failed = await harness.up({ program: program() });
+        api.clearFaults();
+        assert.equal(datastoreState(failed)?.outputs.tainted, true);
+        const kept = await harness.up({ program: program({ untaint: true }) });
+        assert.ok(kept.ok, kept.plan);
+        assert.deepEqual(callsOf(kept), ["Check", "Diff", "Update"]);
+        assert.equal(kept.outputs.tainted, false);
+        assert.equal(kept.outputs.state, "OK");
+        assert.equal(api.datastores().length, 1);
+    });
+
+    it("untaint when the datastore is gone: the next up creates it again", async () => {
+        failPolls();
+        const failed = await harness.up({ program: program() });
+        api.clearFaults();
+        const gone = api.datastores()[0];
+        assert.ok(gone);
+        // Its create task ends, then someone deletes it.
+        await finishTask(api, `${ASYNC_OPERATIONS_PATH}/${datastoreState(failed)?.outputs.taskId}`);
+        await deleteOutsidePulumi(api, gone.id);
+        const recreated = await harness.up({ program: program({ untaint: true }) });
+        assert.ok(recreated.ok, recreated.plan);
+        assert.equal(recreated.outputs.state, "OK");
+        assert.notEqual(recreated.outputs.datastoreId, gone.id);
+    });
+
+    it("refresh forgets a datastore deleted outside Pulumi; the next up creates it", async () => {
+        await harness.up({ program: program() });
+        const [ds] = api.datastores();
+        assert.ok(ds);
+        await deleteOutsidePulumi(api, ds.id);
+        const refreshed = await harness.refresh();
+        assert.deepEqual(callsOf(refreshed), ["Read"]);
+        assert.equal(datastoreState(refreshed), undefined);
+        const created = await harness.up({ program: program() });
+        assert.deepEqual(callsOf(created), ["Check", "Create"]);
+        assert.equal(api.datastores().length, 1);
+    });
+
+    it("resumes a create whose provider was killed (nothing in state) by its token: no duplicate", async () => {
+        api.addFault({ match: { method: "POST" }, fault: { task: { completeAfterPolls: 40 } } });
+        const killed = await harness.up({ program: program(), onProvider: killAfterPolls(api, 3) });
+        assert.equal(killed.ok, false);
+        assert.equal(datastoreState(killed), undefined, "the engine recorded nothing for it");
+        assert.equal(api.datastores().length, 1);
+
+        const resumed = await harness.up({ program: program(), onProvider: () => undefined });
+        assert.ok(resumed.ok, resumed.plan);
+        assert.deepEqual(callsOf(resumed), ["Check", "Create"]);
+        assert.equal(api.datastores().length, 1, "no duplicate");
+        assert.equal(resumed.outputs.datastoreId, api.datastores()[0]?.id);
+    });
+
+    it("without a token, refuses what a killed provider created, like row 4, saying how to adopt it", async () => {
+        api.addFault({ match: { method: "POST" }, fault: { task: { completeAfterPolls: 40 } } });
+        await harness.up({ program: program({}, false), onProvider: killAfterPolls(api, 3) });
+        const refused = await harness.up({ program: program({}, false), onProvider: () => undefined });
+        assert.equal(refused.ok, false);
+        assert.match(refused.errors.map((e) => e.message).join("\n"), /already exists .* set `adopt: true`/);
+        assert.equal(api.datastores().length, 1);
+    });
+});
+
+/** Kills the provider process (SIGKILL, as a crash) once the API has seen `polls` polls of a task. */
+function killAfterPolls(api: TaskApiServer, polls: number): (provider: ProviderServer) => void {
+    return (provider) => {
+        const timer = setInterval(() => {
+            if (api.requests().filter((r) => r.path.startsWith(ASYNC_OPERATIONS_PATH)).length >= polls) {
+                clearInterval(timer);
+                provider.kill("SIGKILL");
+            }
+        }, 2);
+        void provider.waitForExit().then(() => clearInterval(timer));
+    };
+}
+
+/** Polls a task until it ends (tasks here end after a few polls). */
+async function finishTask(api: TaskApiServer, location: string): Promise<void> {
+    for (let i = 0; i < 50; i++) {
+        const answer = await fetch(`${api.url}${location}`, { headers: { authorization: api.authorization } });
+        if (["SUCCEEDED", "FAILED"].includes(((await answer.json()) as { state: string }).state)) return;
+    }
+    assert.fail(`task ${location} did not end`);
+}
+
+/** Deletes a datastore through the API, as someone outside Pulumi would, and waits for it to go. */
+async function deleteOutsidePulumi(api: TaskApiServer, id: string): Promise<void> {
+    const answer = await fetch(`${api.url}${DATASTORES_PATH}/${id}`, {
+        method: "DELETE",
+        headers: { authorization: api.authorization },
+    });
+    assert.equal(answer.status, 202);
+    await finishTask(api, answer.headers.get("location") ?? "");
+}
