@@ -1,13 +1,15 @@
 // Guards the examples and the root Pulumi.yaml program as the full Pulumi projects users run: each goes
-// through the harness (its own program, the real provider process) against a temporary hosts file:
-// up, refresh, up again with no change, a config change, destroy; every byte of the file is checked.
+// through the harness (its own program, the real provider process) against a temporary hosts file or a
+// task API server started here: up, refresh, up again with no change, a config change, destroy.
 
 import { strict as assert } from "node:assert";
 import { execFile } from "node:child_process";
 import { copyFile, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { startTaskApiServer, type TaskApiServer } from "../provider/tasks/server/taskApiServer";
 import { Harness, type RunResult } from "./harness/harness";
+import { TOKEN } from "./support/datastoreFixture";
 import { makeTempDir, REPO_ROOT, type TempDir } from "./support/projects";
 
 const BASE = "127.0.0.1\tlocalhost\n# kept as it is\n";
@@ -191,5 +193,65 @@ describe("examples/import", () => {
         const result = await harness.destroy();
         assert.ok(result.ok, result.plan);
         assert.equal(await readFile(second, "utf8"), original.replace(LAB_LINES, ""));
+    });
+});
+
+describe("examples/datastore", () => {
+    const projectDir = join(REPO_ROOT, "examples", "datastore");
+    let api: TaskApiServer;
+    let temp: TempDir;
+    let harness: Harness;
+
+    before(async () => {
+        api = await startTaskApiServer({ token: TOKEN, taskCompleteAfterPolls: 3 });
+        temp = await makeTempDir();
+        harness = new Harness({
+            projectDir,
+            stateFile: join(temp.dir, "state.json"),
+            config: { "pulumi-lifecycle:taskApiUrl": api.url, "pulumi-lifecycle:taskApiToken": { secret: TOKEN } },
+            env: { TASK_POLL_INITIAL_MS: "2", TASK_POLL_MAX_MS: "10" },
+        });
+    });
+    after(async () => {
+        await api.close();
+        await temp.cleanup();
+    });
+
+    it("up creates the token and the datastore through a task", async () => {
+        const result = await harness.up();
+        assert.ok(result.ok, result.plan);
+        assert.deepEqual(kinds(result), ["create ds19", "create ds19-token"]);
+        assert.equal(result.outputs.state, "OK");
+        assert.equal(result.outputs.datastoreId, api.datastores()[0]?.id);
+        assert.equal(
+            api.datastores()[0]?.idempotencyKey,
+            result.state.resources.find((r) => r.name === "ds19-token")?.outputs.result,
+        );
+    });
+
+    it("refresh reads it back, and up again changes nothing", async () => {
+        assert.deepEqual(kinds(await harness.refresh()), ["refresh ds19"]);
+        assert.deepEqual(kinds(await harness.up()), ["same ds19", "same ds19-token"]);
+    });
+
+    it("a config change grows it in place through a resize task", async () => {
+        const result = await harness.up({
+            config: {
+                "pulumi-lifecycle:taskApiUrl": api.url,
+                "pulumi-lifecycle:taskApiToken": { secret: TOKEN },
+                "datastore-example:sizeGiB": "32",
+            },
+        });
+        assert.ok(result.ok, result.plan);
+        assert.deepEqual(kinds(result), ["same ds19-token", "update ds19"]);
+        assert.equal(result.outputs.sizeInBytes, 32 * 2 ** 30);
+        assert.equal(api.datastores()[0]?.sizeInBytes, 32 * 2 ** 30);
+    });
+
+    it("destroy deletes it, and the API token is nowhere in the state", async () => {
+        const result = await harness.destroy();
+        assert.ok(result.ok, result.plan);
+        assert.deepEqual(api.datastores(), []);
+        assert.ok(!(await readFile(join(temp.dir, "state.json"), "utf8")).includes(TOKEN));
     });
 });

@@ -6,7 +6,10 @@
 //   simulation sent 16-45% of 1-3 s tasks past log2(duration/100 ms)+3 polls; the upper half keeps
 //   clients apart while every task stays within that bound.
 // - Within that band, aim at the task's estimated completion (from its progressPercent), so a task is
-//   noticed soon after it ends rather than up to a whole step later.
+//   noticed soon after it ends rather than up to a whole step later. Once per task the wait may go
+//   below the band, down to half the initial step, to poll right at a predicted end that comes sooner:
+//   with steady progress that poll sees the task finish; if it does not (progress stalled), waits keep
+//   to the band again, so a task never costs more than one poll beyond plain backoff.
 
 /** The shape of the backoff. */
 export interface PollSchedule {
@@ -32,6 +35,8 @@ export interface WaitInput {
     readonly suggestedMs?: number | undefined;
     /** The estimated time until the task ends, in ms. */
     readonly estimatedRemainingMs?: number | undefined;
+    /** Whether this wait may go below the band to meet the estimate (once per task). */
+    readonly mayPollEarly?: boolean;
 }
 
 /** The band of the `attempt`-th wait: [ceiling/2, ceiling], ceiling = min(maxMs, initialMs * 2^attempt). */
@@ -50,7 +55,8 @@ export function nextWait(input: WaitInput): number {
     if (input.estimatedRemainingMs !== undefined) {
         // A little after the estimate: a poll just before the end costs a whole extra step.
         const target = input.estimatedRemainingMs * 1.05 + 10;
-        return Math.min(high, Math.max(low, target));
+        const floor = input.mayPollEarly ? schedule.initialMs / 2 : low;
+        return Math.min(high, Math.max(floor, target));
     }
     return low + random() * (high - low);
 }

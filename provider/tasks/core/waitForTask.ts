@@ -6,7 +6,7 @@
 import type { Clock, Sleep } from "../../shared/time";
 import type { AsyncOperation } from "../wire";
 import { MalformedResponseError } from "./malformedResponseError";
-import { estimateRemaining, nextWait, type PollSchedule } from "./pollSchedule";
+import { backoffBand, estimateRemaining, nextWait, type PollSchedule } from "./pollSchedule";
 import type { TaskApiClient } from "./taskApiClient";
 import { TaskDeadlineError } from "./taskDeadlineError";
 import { TaskFailedError } from "./taskFailedError";
@@ -48,6 +48,7 @@ export async function waitForTask(options: WaitForTaskOptions): Promise<TaskOutc
     const { client, taskUri, clock } = options;
     let last: AsyncOperation | undefined;
     let polls = 0;
+    let polledEarly = false;
     for (let attempt = 0; ; attempt++) {
         if (options.signal?.aborted) throw new TaskInterruptedError(taskUri, last);
         try {
@@ -77,7 +78,10 @@ export async function waitForTask(options: WaitForTaskOptions): Promise<TaskOutc
             suggestedMs: suggested === undefined ? undefined : suggested * 1000,
             estimatedRemainingMs:
                 last.state === "RUNNING" ? estimateRemaining(last.progressPercent, now - options.startedAt) : undefined,
+            mayPollEarly: !polledEarly,
         });
+        // One poll per task may come early, at a predicted end; after it, waits keep to the backoff band.
+        if (wait < backoffBand(attempt, options.schedule).low) polledEarly = true;
         try {
             // Never sleep past the deadline: one last look at it, then give up.
             await options.sleep(Math.min(wait, options.deadline - now), options.signal);

@@ -213,6 +213,24 @@ describe("pollSchedule", () => {
                 }
             });
 
+            it("may go below the band once, when allowed, to meet an end that comes sooner, never under half a step", () => {
+                for (const [estimate, expected] of [
+                    [100, 100 * 1.05 + 10],
+                    [700, 700 * 1.05 + 10],
+                    [0, SCHEDULE.initialMs / 2],
+                    [10, SCHEDULE.initialMs / 2],
+                ] as const) {
+                    const wait = nextWait({
+                        attempt: 4,
+                        schedule: SCHEDULE,
+                        random: NO_RANDOM,
+                        estimatedRemainingMs: estimate,
+                        mayPollEarly: true,
+                    });
+                    assert.equal(wait, expected);
+                }
+            });
+
             it("stays in the band for any estimate", () => {
                 const random = seededRandom(99);
                 for (let i = 0; i < 2000; i++) {

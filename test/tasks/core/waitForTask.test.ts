@@ -116,15 +116,44 @@ describe("waitForTask", () => {
             assert.deepEqual(time.waits, []);
         });
 
-        it("waits within the backoff band of each attempt", async () => {
+        it("waits within the backoff band of each attempt, but for at most one early wait at a predicted end", async () => {
             await start({ taskCompleteAfterPolls: 9 });
             const taskUri = await startTask();
             const outcome = await waitForTask(options(taskUri));
             assert.equal(outcome.polls, 9);
             assert.equal(pollWaits.length, 8);
+            let early = 0;
             pollWaits.forEach((wait, attempt) => {
                 const { low, high } = backoffBand(attempt, DEFAULT_POLL_SCHEDULE);
-                assert.ok(wait >= low && wait <= high, `wait ${attempt}: ${wait} not in [${low}, ${high}]`);
+                assert.ok(wait <= high, `wait ${attempt}: ${wait} over ${high}`);
+                if (wait < low) {
+                    early++;
+                    assert.ok(
+                        wait >= DEFAULT_POLL_SCHEDULE.initialMs / 2,
+                        `wait ${attempt}: ${wait} under half a step`,
+                    );
+                }
+            });
+            assert.ok(early <= 1, `${early} early waits`);
+        });
+
+        it("polls early only once when progress stalls, then keeps to the backoff band", async () => {
+            // The server's clock stands at 99% of a 2 s task: the task reports RUNNING 99% forever, so every
+            // estimate says it is about to end.
+            await start({ clock: () => START, taskDurationMs: 2000 });
+            const taskUri = await startTask();
+            server.advanceClock(1980);
+            await rejection(waitForTask(options(taskUri, { deadline: time.now + 30_000 })));
+            // The last wait ends at the deadline, cut short on purpose; it is no early poll.
+            assert.equal(Math.round(pollWaits.reduce((sum, wait) => sum + wait, 0)), 30_000);
+            const early = pollWaits
+                .slice(0, -1)
+                .filter((wait, attempt) => wait < backoffBand(attempt, DEFAULT_POLL_SCHEDULE).low);
+            assert.equal(early.length, 1, `early waits: ${early.join(", ")} of ${pollWaits.join(", ")}`);
+            pollWaits.slice(0, -1).forEach((wait, attempt) => {
+                const { low, high } = backoffBand(attempt, DEFAULT_POLL_SCHEDULE);
+                if (wait !== early[0])
+                    assert.ok(wait >= low && wait <= high, `wait ${attempt}: ${wait} not in [${low}, ${high}]`);
             });
         });
 
