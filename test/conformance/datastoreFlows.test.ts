@@ -110,6 +110,27 @@ describe("seed 003 flows for tasks.Datastore, through programs", () => {
         assert.equal(fresh?.idempotencyKey, `${token}~1`);
     });
 
+    it("updates a partial datastore on the next up even though Diff sees no change (init errors force it)", async () => {
+        // The lookup before the POST gets through (the oldest matching rule is used first); the read-back
+        // after the task fails, so the create is partial but not tainted.
+        api.addFault({ match: { method: "GET", path: DATASTORES_PATH }, times: 1, fault: { delayMs: 0 } });
+        api.addFault({ match: { method: "GET", path: DATASTORES_PATH }, times: 100, fault: { status: 500 } });
+        const partial = await harness.up({ program: program() });
+        api.clearFaults();
+        assert.equal(partial.ok, false);
+        assert.deepEqual(callsOf(partial), ["Check", "Create (partial)"]);
+        assert.equal(datastoreState(partial)?.outputs.tainted, false);
+        assert.match(String(datastoreState(partial)?.initErrors), /created, but reading it back failed/);
+
+        const healed = await harness.up({ program: program() });
+        assert.ok(healed.ok, healed.plan);
+        assert.deepEqual(callsOf(healed), ["Check", "Diff", "Update"]);
+        assert.equal(healed.calls[1]?.changes, "none", "Diff saw no change: the init errors forced the update");
+        assert.equal(datastoreState(healed)?.initErrors, undefined);
+        assert.equal(healed.outputs.datastoreId, api.datastores()[0]?.id);
+        assert.equal(api.datastores().length, 1);
+    });
+
     it("untaint keeps a tainted datastore: the next up finds it and records it in full", async () => {
         failPolls();
         const failed = await harness.up({ program: program() });

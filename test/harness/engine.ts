@@ -14,6 +14,8 @@ export interface ProviderCall {
     readonly name: string;
     readonly id?: string;
     readonly outcome: "ok" | "failed" | "partial";
+    /** For Diff: what the provider answered ("some", "none" or "unknown" changes). */
+    readonly changes?: string;
 }
 
 /** What `up` or `preview` decided for a resource. */
@@ -118,8 +120,12 @@ export class Deployment {
         if (old.taint) return await this.replace(urn, goal, old, "id", this.optionDeleteBeforeReplace(goal));
 
         // sg diffResource: Diff gets the old *outputs* and the checked inputs.
-        const diff = await this.call("Diff", goal.name, old.id, () =>
-            this.context.provider.diff(urn, old.id ?? "", old.outputs, inputs),
+        const diff = await this.call(
+            "Diff",
+            goal.name,
+            old.id,
+            () => this.context.provider.diff(urn, old.id ?? "", old.outputs, inputs),
+            (answer) => answer.changes,
         );
         // sg diffResource: DIFF_UNKNOWN falls back to comparing old and new inputs.
         const changed = diff.changes === "unknown" ? !isDeepStrictEqual(old.inputs, inputs) : diff.changes === "some";
@@ -339,10 +345,18 @@ export class Deployment {
         name: string,
         id: string | undefined,
         invoke: () => Promise<T>,
+        changesOf?: (result: T) => string,
     ): Promise<T> {
         try {
             const result = await invoke();
-            this.context.calls.push({ method, name, ...(id ? { id } : {}), outcome: "ok" });
+            const changes = changesOf?.(result);
+            this.context.calls.push({
+                method,
+                name,
+                ...(id ? { id } : {}),
+                outcome: "ok",
+                ...(changes ? { changes } : {}),
+            });
             return result;
         } catch (error) {
             const partial = error instanceof ProviderCallError && error.initFailure !== undefined;
