@@ -8,7 +8,7 @@
 import { strict as assert } from "node:assert";
 import { checkDatastore } from "../../provider/tasks/datastoreCheck";
 import type { DatastoreInputs } from "../../provider/tasks/datastoreSchema";
-import { CLUSTER, GIB, HCI, OTHER_UUID, UNKNOWN } from "./core/support";
+import { CLUSTER, datastoreInputs, GIB, HCI, OTHER_UUID, UNKNOWN } from "./core/support";
 
 /** Valid raw inputs: what a program sends for `new tasks.Datastore("ds", { ... })`. */
 function raw(overrides: Record<string, unknown> = {}): Record<string, unknown> {
@@ -18,20 +18,6 @@ function raw(overrides: Record<string, unknown> = {}): Record<string, unknown> {
         name: "ds19",
         sizeInBytes: 16 * GIB,
         datastoreType: "VMFS",
-        ...overrides,
-    };
-}
-
-/** The checked inputs of `raw()`. */
-function checked(overrides: Partial<DatastoreInputs> = {}): DatastoreInputs {
-    return {
-        hciClusterUuid: HCI,
-        clusterId: CLUSTER,
-        name: "ds19",
-        sizeInBytes: 16 * GIB,
-        datastoreType: "VMFS",
-        adopt: false,
-        untaint: false,
         ...overrides,
     };
 }
@@ -60,7 +46,7 @@ describe("checkDatastore", () => {
     describe("valid inputs", () => {
         it("are returned with adopt and untaint false, and without createToken or timeouts", () => {
             const inputs = accept(raw());
-            assert.deepEqual(inputs, checked());
+            assert.deepEqual(inputs, datastoreInputs());
             assert.ok(!("createToken" in inputs));
             assert.ok(!("timeouts" in inputs));
         });
@@ -76,7 +62,7 @@ describe("checkDatastore", () => {
             );
             assert.deepEqual(
                 inputs,
-                checked({
+                datastoreInputs({
                     createToken: "tok-1",
                     timeouts: { create: "30m", update: "1h", delete: "45s" },
                     adopt: true,
@@ -87,7 +73,7 @@ describe("checkDatastore", () => {
 
         it("drop properties the resource does not have", () => {
             const inputs = accept(raw({ colour: "red", __provider: "x" }));
-            assert.deepEqual(inputs, checked());
+            assert.deepEqual(inputs, datastoreInputs());
         });
 
         it("do not change the object given", () => {
@@ -206,27 +192,27 @@ describe("checkDatastore", () => {
                     raw({ sizeInBytes: 16 * GIB }),
                     "sizeInBytes",
                     /^17179869184 is smaller than the current 34359738368: a datastore cannot shrink in place\. Keep the size, or replace the datastore \(a new name\)/,
-                    checked({ sizeInBytes: 32 * GIB }),
+                    datastoreInputs({ sizeInBytes: 32 * GIB }),
                 );
             });
 
             it("refuses to shrink by one byte", () => {
-                refuse(raw({ sizeInBytes: 16 * GIB - 1 }), "sizeInBytes", /cannot shrink/, checked());
+                refuse(raw({ sizeInBytes: 16 * GIB - 1 }), "sizeInBytes", /cannot shrink/, datastoreInputs());
             });
 
             it("accepts the same size and growth", () => {
-                assert.equal(accept(raw({ sizeInBytes: 16 * GIB }), checked()).sizeInBytes, 16 * GIB);
-                assert.equal(accept(raw({ sizeInBytes: 64 * GIB }), checked()).sizeInBytes, 64 * GIB);
+                assert.equal(accept(raw({ sizeInBytes: 16 * GIB }), datastoreInputs()).sizeInBytes, 16 * GIB);
+                assert.equal(accept(raw({ sizeInBytes: 64 * GIB }), datastoreInputs()).sizeInBytes, 64 * GIB);
             });
 
             it("accepts any size on create (no previous inputs) and when the previous size is unknown", () => {
                 accept(raw({ sizeInBytes: GIB }));
                 accept(raw({ sizeInBytes: GIB }), {});
-                accept(raw({ sizeInBytes: GIB }), checked({ sizeInBytes: UNKNOWN as unknown as number }));
+                accept(raw({ sizeInBytes: GIB }), datastoreInputs({ sizeInBytes: UNKNOWN as unknown as number }));
             });
 
             it("reports a size that is both invalid and smaller once, as invalid", () => {
-                refuse(raw({ sizeInBytes: 1.5 }), "sizeInBytes", /is not a whole number/, checked());
+                refuse(raw({ sizeInBytes: 1.5 }), "sizeInBytes", /is not a whole number/, datastoreInputs());
             });
 
             // A new name, cluster or type replaces the datastore: the new one may be any size. The failure's
@@ -239,7 +225,7 @@ describe("checkDatastore", () => {
             ];
             for (const [what, change] of replacements) {
                 it(`accepts a smaller size with ${what} (a replacement, not a shrink in place)`, () => {
-                    accept(raw({ sizeInBytes: 8 * GIB, ...change }), checked({ sizeInBytes: 32 * GIB }));
+                    accept(raw({ sizeInBytes: 8 * GIB, ...change }), datastoreInputs({ sizeInBytes: 32 * GIB }));
                 });
             }
         });
@@ -403,7 +389,7 @@ describe("checkDatastore", () => {
 
     describe("several failures", () => {
         it("are all reported, each under its property, in the order of the properties", () => {
-            const { failures } = checkDatastore(checked({ sizeInBytes: 32 * GIB }), {
+            const { failures } = checkDatastore(datastoreInputs({ sizeInBytes: 32 * GIB }), {
                 hciClusterUuid: "x",
                 clusterId: "y",
                 name: "",
@@ -453,7 +439,7 @@ describe("checkDatastore", () => {
         ];
         for (const property of properties) {
             it(`passes an unknown ${property} through unvalidated`, () => {
-                const inputs = accept(raw({ [property]: UNKNOWN }), checked());
+                const inputs = accept(raw({ [property]: UNKNOWN }), datastoreInputs());
                 assert.equal((inputs as unknown as Record<string, unknown>)[property], UNKNOWN);
             });
         }
@@ -464,7 +450,7 @@ describe("checkDatastore", () => {
 
         it("accepts everything unknown at once", () => {
             const news = Object.fromEntries(properties.map((property) => [property, UNKNOWN]));
-            accept(news, checked());
+            accept(news, datastoreInputs());
         });
     });
 });

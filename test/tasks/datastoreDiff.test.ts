@@ -8,21 +8,10 @@
 import { strict as assert } from "node:assert";
 import { diffDatastore } from "../../provider/tasks/datastoreDiff";
 import type { DatastoreInputs, DatastoreOutputs } from "../../provider/tasks/datastoreSchema";
-import { CLUSTER, GIB, HCI, OTHER_UUID, UNKNOWN } from "./core/support";
+import { datastoreInputs, GIB, OTHER_UUID, UNKNOWN } from "./core/support";
 
 /** Checked inputs, as check returns them. */
-function news(overrides: Partial<Record<keyof DatastoreInputs, unknown>> = {}): DatastoreInputs {
-    return {
-        hciClusterUuid: HCI,
-        clusterId: CLUSTER,
-        name: "ds19",
-        sizeInBytes: 16 * GIB,
-        datastoreType: "VMFS",
-        adopt: false,
-        untaint: false,
-        ...overrides,
-    } as DatastoreInputs;
-}
+const news = datastoreInputs;
 
 /** Stored outputs of a datastore created from `news()`. */
 function olds(overrides: Partial<DatastoreOutputs> = {}): DatastoreOutputs {

@@ -16,7 +16,6 @@ import {
 import type {
     AsyncOperation,
     ConflictBody,
-    CreateDatastoreRequest,
     Datastore,
     DatastoreList,
     ErrorBody,
@@ -25,13 +24,11 @@ import type {
     TaskAccepted,
     TaskApiStats,
 } from "../../provider/tasks/wire";
+import { CLUSTER, createBody, GIB, HCI } from "./core/support";
 
 const DATASTORES = "/virtualization/v1beta1/datastores";
 const OPERATIONS = "/data-services/v1beta1/async-operations";
-const HCI = "a1b2c3d4-0000-4000-8000-000000000001";
-const CLUSTER = "c0ffee00-0000-4000-8000-000000000002";
 const OTHER_CLUSTER = "c0ffee00-0000-4000-8000-000000000003";
-const GIB = 1024 ** 3;
 const START = Date.parse("2030-01-01T00:00:00.000Z");
 const LOCATION =
     /^\/data-services\/v1beta1\/async-operations\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -87,16 +84,7 @@ function call(server: TaskApiServer, method: string, path: string, options: Call
     });
 }
 
-function createRequest(name = "ds19", overrides: Partial<Record<keyof CreateDatastoreRequest, unknown>> = {}) {
-    return {
-        name,
-        hciClusterUuid: HCI,
-        clusterId: CLUSTER,
-        sizeInBytes: 16 * GIB,
-        datastoreType: "VMFS",
-        ...overrides,
-    };
-}
+const createRequest = createBody;
 
 /** POSTs a datastore and asserts the 202; resolves with the Location. */
 async function create(server: TaskApiServer, name = "ds19", options: CallOptions = {}): Promise<string> {

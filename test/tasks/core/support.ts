@@ -3,6 +3,7 @@
 // inputs. Nothing here waits for a real timer.
 
 import type { Clock, Sleep } from "../../../provider/shared/time";
+import type { DatastoreInputs } from "../../../provider/tasks/datastoreSchema";
 import {
     startTaskApiServer,
     type TaskApiServer,
@@ -142,6 +143,20 @@ export class Servers {
         const servers = this.started.splice(0);
         await Promise.all(servers.map((server) => server.close()));
     }
+}
+
+/** Datastore inputs as check returns them for a valid datastore "ds19"; `overrides` may hold unknowns. */
+export function datastoreInputs(overrides: Partial<Record<keyof DatastoreInputs, unknown>> = {}): DatastoreInputs {
+    return {
+        hciClusterUuid: HCI,
+        clusterId: CLUSTER,
+        name: "ds19",
+        sizeInBytes: 16 * GIB,
+        datastoreType: "VMFS",
+        adopt: false,
+        untaint: false,
+        ...overrides,
+    } as DatastoreInputs;
 }
 
 /** A valid body for `POST /virtualization/v1beta1/datastores`. */
