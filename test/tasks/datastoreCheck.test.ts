@@ -8,19 +8,10 @@
 import { strict as assert } from "node:assert";
 import { checkDatastore } from "../../provider/tasks/datastoreCheck";
 import type { DatastoreInputs } from "../../provider/tasks/datastoreSchema";
-import { CLUSTER, datastoreInputs, GIB, HCI, OTHER_UUID, UNKNOWN } from "./core/support";
+import { CLUSTER, createBody, datastoreInputs, GIB, HCI, OTHER_UUID, UNKNOWN } from "./core/support";
 
-/** Valid raw inputs: what a program sends for `new tasks.Datastore("ds", { ... })`. */
-function raw(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-    return {
-        hciClusterUuid: HCI,
-        clusterId: CLUSTER,
-        name: "ds19",
-        sizeInBytes: 16 * GIB,
-        datastoreType: "VMFS",
-        ...overrides,
-    };
-}
+/** Valid raw inputs: what a program sends for `new tasks.Datastore("ds19", { ... })`. */
+const raw = (overrides: Record<string, unknown> = {}) => createBody("ds19", overrides);
 
 /** Checks `news` against `olds` and asserts there is no failure; resolves with the inputs. */
 function accept(news: Record<string, unknown>, olds?: Partial<DatastoreInputs>): DatastoreInputs {
