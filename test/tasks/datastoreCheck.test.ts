@@ -8,7 +8,7 @@
 import { strict as assert } from "node:assert";
 import { checkDatastore } from "../../provider/tasks/datastoreCheck";
 import type { DatastoreInputs } from "../../provider/tasks/datastoreSchema";
-import { CLUSTER, createBody, datastoreInputs, GIB, HCI, OTHER_UUID, UNKNOWN } from "./core/support";
+import { createBody, datastoreInputs, GIB, HCI, OTHER_UUID, UNKNOWN } from "./core/support";
 
 /** Valid raw inputs: what a program sends for `new tasks.Datastore("ds19", { ... })`. */
 const raw = (overrides: Record<string, unknown> = {}) => createBody("ds19", overrides);
