@@ -110,7 +110,7 @@ export class Deployment {
         if (goal.id) return await this.read(urn, goal);
         const old = this.old.resources.find((r) => r.urn === urn && !r.delete);
         if (old) this.operatedOn.add(urn);
-        if (!goal.custom || !isDynamic(goal.type)) return this.plain(urn, goal, old);
+        if (!servedByProvider(goal)) return this.plain(urn, goal, old);
 
         // sg generateSteps: Check gets the old *inputs* as olds (none for a new, external or tainted one).
         const olds = old && !old.external && !old.taint ? old.inputs : {};
@@ -324,7 +324,7 @@ export class Deployment {
 
     /** DeleteStep.Apply: External resources and non-dynamic mocks are only forgotten. */
     private async deleteResource(resource: ResourceState): Promise<void> {
-        if (!resource.external && resource.custom && isDynamic(resource.type)) {
+        if (!resource.external && servedByProvider(resource)) {
             await this.call("Delete", resource.name, resource.id, () =>
                 this.context.provider.delete(resource.urn, resource.id ?? "", resource.outputs),
             );
@@ -340,29 +340,14 @@ export class Deployment {
         this.context.steps.push(step);
     }
 
-    private async call<T>(
+    private call<T>(
         method: ProviderCall["method"],
         name: string,
         id: string | undefined,
         invoke: () => Promise<T>,
         changesOf?: (result: T) => string,
     ): Promise<T> {
-        try {
-            const result = await invoke();
-            const changes = changesOf?.(result);
-            this.context.calls.push({
-                method,
-                name,
-                ...(id ? { id } : {}),
-                outcome: "ok",
-                ...(changes ? { changes } : {}),
-            });
-            return result;
-        } catch (error) {
-            const partial = error instanceof ProviderCallError && error.initFailure !== undefined;
-            this.context.calls.push({ method, name, ...(id ? { id } : {}), outcome: partial ? "partial" : "failed" });
-            throw error;
-        }
+        return recordCall(this.context.calls, method, name, id, invoke, changesOf);
     }
 }
 
@@ -379,23 +364,14 @@ export async function refresh(
     const errors: Error[] = [];
     const resources: ResourceState[] = [];
     for (const resource of state.resources) {
-        if (!resource.custom || !isDynamic(resource.type)) {
+        if (!servedByProvider(resource)) {
             resources.push(resource);
             continue;
         }
         try {
-            const read = await context.provider.read(
-                resource.urn,
-                resource.id ?? "",
-                resource.outputs,
-                resource.inputs,
+            const read = await recordCall(context.calls, "Read", resource.name, resource.id, () =>
+                context.provider.read(resource.urn, resource.id ?? "", resource.outputs, resource.inputs),
             );
-            context.calls.push({
-                method: "Read",
-                name: resource.name,
-                ...(resource.id ? { id: resource.id } : {}),
-                outcome: "ok",
-            });
             if (!read.id) {
                 context.steps.push({ kind: "forget", type: resource.type, name: resource.name });
                 continue;
@@ -410,12 +386,6 @@ export async function refresh(
             delete refreshed.initErrors;
             resources.push(refreshed);
         } catch (error) {
-            context.calls.push({
-                method: "Read",
-                name: resource.name,
-                ...(resource.id ? { id: resource.id } : {}),
-                outcome: "failed",
-            });
             errors.push(error as Error);
             resources.push(resource);
         }
@@ -432,27 +402,43 @@ export async function destroy(
     const kept: ResourceState[] = [];
     for (const resource of [...state.resources].reverse()) {
         context.steps.push({ kind: "delete", type: resource.type, name: resource.name });
-        if (resource.external || !resource.custom || !isDynamic(resource.type)) continue;
+        if (resource.external || !servedByProvider(resource)) continue;
         try {
-            await context.provider.delete(resource.urn, resource.id ?? "", resource.outputs);
-            context.calls.push({
-                method: "Delete",
-                name: resource.name,
-                ...(resource.id ? { id: resource.id } : {}),
-                outcome: "ok",
-            });
+            await recordCall(context.calls, "Delete", resource.name, resource.id, () =>
+                context.provider.delete(resource.urn, resource.id ?? "", resource.outputs),
+            );
         } catch (error) {
-            context.calls.push({
-                method: "Delete",
-                name: resource.name,
-                ...(resource.id ? { id: resource.id } : {}),
-                outcome: "failed",
-            });
             errors.push(error as Error);
             kept.unshift(resource);
         }
     }
     return { state: { version: 1, resources: kept }, errors };
+}
+
+/** Makes a provider call and records it, with its outcome, in `calls`. */
+async function recordCall<T>(
+    calls: ProviderCall[],
+    method: ProviderCall["method"],
+    name: string,
+    id: string | undefined,
+    invoke: () => Promise<T>,
+    changesOf?: (result: T) => string,
+): Promise<T> {
+    try {
+        const result = await invoke();
+        const changes = changesOf?.(result);
+        calls.push({ method, name, ...(id ? { id } : {}), outcome: "ok", ...(changes ? { changes } : {}) });
+        return result;
+    } catch (error) {
+        const partial = error instanceof ProviderCallError && error.initFailure !== undefined;
+        calls.push({ method, name, ...(id ? { id } : {}), outcome: partial ? "partial" : "failed" });
+        throw error;
+    }
+}
+
+/** Dynamic custom resources go to the provider process; components and other packages' resources do not. */
+function servedByProvider(resource: { readonly custom: boolean; readonly type: string }): boolean {
+    return resource.custom && isDynamic(resource.type);
 }
 
 /** The partial state of an ErrorResourceInitFailed answer, with at least one init error. */
