@@ -105,11 +105,7 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
     }
 
     async read(id: string, props?: DatastoreOutputs): Promise<dynamic.ReadResult<DatastoreOutputs>> {
-        const key = props?.name ? naturalKeyOf(props) : parseNaturalKeyId(id);
-        if (!key)
-            throw new Error(
-                `${JSON.stringify(id)} is not a Datastore id: ids are "<hciClusterUuid>/<clusterId>/<name>"`,
-            );
+        const key = keyOf(id, props);
         const found = await this.api().findByNaturalKey(key, { signal: this.context.signal });
         if (found.length === 0) return {};
         const datastore = single(describeDatastore(key), found);
@@ -325,8 +321,7 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
 
     private async deleteDatastore(id: string, props: DatastoreOutputs): Promise<void> {
         const api = this.api();
-        const key = props.name ? naturalKeyOf(props) : parseNaturalKeyId(id);
-        if (!key) throw new Error(`${JSON.stringify(id)} is not a Datastore id`);
+        const key = keyOf(id, props);
         const label = describeDatastore(key);
         const deadline = this.deadline(props.timeouts?.delete);
         let current = props.datastoreId
@@ -496,6 +491,14 @@ export function generationOf(token: string, key: string | undefined): number | u
 
 function naturalKeyOf(values: NaturalKey): NaturalKey {
     return { hciClusterUuid: values.hciClusterUuid, clusterId: values.clusterId, name: values.name };
+}
+
+/** The key of a known datastore: from its state when there is one (read, delete), else from its id (import). */
+function keyOf(id: string, props: DatastoreOutputs | undefined): NaturalKey {
+    const key = props?.name ? naturalKeyOf(props) : parseNaturalKeyId(id);
+    if (!key)
+        throw new Error(`${JSON.stringify(id)} is not a Datastore id: ids are "<hciClusterUuid>/<clusterId>/<name>"`);
+    return key;
 }
 
 function createRequestOf(inputs: DatastoreInputs) {
