@@ -20,7 +20,13 @@ import { TaskPollingError } from "../../../provider/tasks/core/taskPollingError"
 import { TaskWaitError } from "../../../provider/tasks/core/taskWaitError";
 import { type TaskOutcome, type WaitForTaskOptions, waitForTask } from "../../../provider/tasks/core/waitForTask";
 import type { TaskApiServer, TaskApiServerOptions } from "../../../provider/tasks/server/taskApiServer";
-import { type AsyncOperation, DATASTORES_PATH, type Fault, type TaskAccepted } from "../../../provider/tasks/wire";
+import {
+    type AsyncOperation,
+    DATASTORES_PATH,
+    type Fault,
+    type FaultRuleRequest,
+    type TaskAccepted,
+} from "../../../provider/tasks/wire";
 import { createBody, FakeTime, heldSleep, REQUEST_TIMEOUT_MS, Servers, START, TOKEN } from "./support";
 
 describe("waitForTask", () => {
@@ -76,6 +82,16 @@ describe("waitForTask", () => {
             schedule: DEFAULT_POLL_SCHEDULE,
             onProgress: (operation) => seen.push(operation),
             ...overrides,
+        };
+    }
+
+    /** An onProgress that records each state and, once the first poll is reported, adds `rule` for the next. */
+    function faultAfterFirstPoll(rule: FaultRuleRequest): (operation: AsyncOperation) => void {
+        let added = false;
+        return (operation) => {
+            seen.push(operation);
+            if (!added) server.addFault(rule);
+            added = true;
         };
     }
 
@@ -242,19 +258,9 @@ describe("waitForTask", () => {
     describe("answers that are not a task in a known state", () => {
         it("rejects with TaskPollingError caused by MalformedResponseError for an unknown state, at once", async () => {
             const taskUri = await startTask();
-            let added = false;
-            const error = await rejection(
-                waitForTask(
-                    options(taskUri, {
-                        onProgress: (operation) => {
-                            seen.push(operation);
-                            // The second poll reads a state the client does not know.
-                            if (!added) server.addFault({ fault: { taskState: "PAUSED" } });
-                            added = true;
-                        },
-                    }),
-                ),
-            );
+            // The second poll reads a state the client does not know.
+            const onProgress = faultAfterFirstPoll({ fault: { taskState: "PAUSED" } });
+            const error = await rejection(waitForTask(options(taskUri, { onProgress })));
             assert.ok(error instanceof TaskPollingError, inspect(error));
             assert.equal(error.name, "TaskPollingError");
             const cause = error.cause;
@@ -306,19 +312,8 @@ describe("waitForTask", () => {
     describe("polls that keep failing", () => {
         it("reject with TaskPollingError caused by the client's error, keeping the last state seen", async () => {
             const taskUri = await startTask();
-            let added = false;
-            const error = await rejection(
-                waitForTask(
-                    options(taskUri, {
-                        onProgress: (operation) => {
-                            seen.push(operation);
-                            if (!added)
-                                server.addFault({ match: { method: "GET" }, times: 10, fault: { status: 500 } });
-                            added = true;
-                        },
-                    }),
-                ),
-            );
+            const onProgress = faultAfterFirstPoll({ match: { method: "GET" }, times: 10, fault: { status: 500 } });
+            const error = await rejection(waitForTask(options(taskUri, { onProgress })));
             assert.ok(error instanceof TaskPollingError, inspect(error));
             assert.ok(error.cause instanceof TaskApiError, inspect(error.cause));
             assert.equal(error.cause.status, 500);
@@ -434,20 +429,9 @@ describe("waitForTask", () => {
             const controller = new AbortController();
             await start({ taskCompleteAfterPolls: 4, sleep: heldSleep(() => controller.abort(new Error("SIGINT"))) });
             const taskUri = await startTask();
-            let added = false;
-            const error = await rejection(
-                waitForTask(
-                    options(taskUri, {
-                        signal: controller.signal,
-                        onProgress: (operation) => {
-                            seen.push(operation);
-                            // The second poll's answer is held until the signal is aborted.
-                            if (!added) server.addFault({ match: { method: "GET" }, fault: { delayMs: 60_000 } });
-                            added = true;
-                        },
-                    }),
-                ),
-            );
+            // The second poll's answer is held until the signal is aborted.
+            const onProgress = faultAfterFirstPoll({ match: { method: "GET" }, fault: { delayMs: 60_000 } });
+            const error = await rejection(waitForTask(options(taskUri, { signal: controller.signal, onProgress })));
             assert.ok(error instanceof TaskInterruptedError, inspect(error));
             assert.equal(error.lastSeen, seen[0]);
             assert.deepEqual(time.waits, [], "the client does not retry an aborted request");
