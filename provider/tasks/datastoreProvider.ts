@@ -128,9 +128,8 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
         const key = naturalKeyOf(inputs);
         const label = describeDatastore(key);
         const deadline = this.deadline(inputs.timeouts?.create);
-        const existing = await this.api().findByNaturalKey(key, this.call(deadline));
-        if (existing.length > 0) {
-            const found = single(label, existing);
+        const found = await this.findOne(label, key, deadline);
+        if (found) {
             const generation = inputs.createToken ? generationOf(inputs.createToken, found.idempotencyKey) : undefined;
             if (generation !== undefined) {
                 // An earlier create of this resource got that far: the same key replays its task.
@@ -144,7 +143,7 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
                 throw new DatastoreExistsError(label, found, !!inputs.createToken);
             }
         }
-        const outs = await this.startCreate(inputs, key, label, deadline, existing.length === 0);
+        const outs = await this.startCreate(inputs, key, label, deadline, true);
         return { id: formatNaturalKeyId(key), outs };
     }
 
