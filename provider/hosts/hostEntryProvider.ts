@@ -3,7 +3,8 @@
 //   check  -> checkHostEntry: validate and normalize (no I/O)
 //   diff   -> diffHostEntry: replace on file or identity, update the rest (resolves real paths only)
 //   create -> createEntry in one coalesced, locked, atomic write (row 1; row 4 conflict; adopt)
-//   read   -> readEntry: missing line -> no id, so refresh clears it (rows 2, 3); else drift (rows 5-7)
+//   read   -> readEntry: missing line -> no id, so refresh clears it (rows 2, 3), or a get fails; else drift
+//             (rows 5-7)
 //   update -> updateEntry: rewrite the line in place (row 9)
 //   delete -> deleteEntry: remove the line only; already gone is success
 
@@ -16,6 +17,7 @@ import { diffHostEntry } from "./diff";
 import {
     createEntry,
     deleteEntry,
+    describeIdentity,
     type EntryIdentity,
     formatId,
     identityOf,
@@ -23,6 +25,7 @@ import {
     readEntry,
     updateEntry,
 } from "./entries";
+import { EntryNotFoundError } from "./entryNotFoundError";
 import type { HostsFileStore } from "./hostsFileStore";
 import type { HostEntryInputs, HostEntryOutputs } from "./schema";
 
@@ -57,7 +60,11 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
         const identity = identityFromId(id);
         const file = props?.file ?? defaultHostsFile(this.configuredFile);
         const found = await this.store.read(file, (doc) => readEntry(doc, identity));
-        if (!found) return {};
+        if (!found) {
+            // A refresh passes the stored outputs (with an address); a get passes only what the program gave.
+            if (props?.address === undefined) throw new EntryNotFoundError(describeIdentity(identity), file);
+            return {};
+        }
         const state: HostEntryInputs = {
             address: found.address,
             names: [...found.names],

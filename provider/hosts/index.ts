@@ -5,6 +5,7 @@ export { AdoptMismatchError } from "./adoptMismatchError";
 export { HOSTS_FILE_CONFIG_KEY, osHostsFile } from "./defaultFile";
 export { EntryConflictError } from "./entryConflictError";
 export { EntryMissingError } from "./entryMissingError";
+export { EntryNotFoundError } from "./entryNotFoundError";
 export { HostEntry, type HostEntryArgs, type HostEntryState } from "./hostEntry";
 export { HostsDocument } from "./hostsDocument";
 export { HostsFileError } from "./hostsFileError";

@@ -41,7 +41,7 @@ describe("seed 002: Read, Import and Manage", () => {
             assert.equal(result.ok, false);
             assert.match(
                 result.errors.map((e) => e.message).join("\n"),
-                /resource 'ipv4\/web.internal' does not exist/,
+                /hosts entry "web.internal" \(IPv4\) is not in .*hosts, so HostEntry.get cannot read it/,
             );
         });
 

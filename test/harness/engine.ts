@@ -254,15 +254,19 @@ export class Deployment {
         const read = await this.call("Read", goal.name, goal.id, () =>
             this.context.provider.read(urn, goal.id ?? "", goal.inputs, goal.inputs),
         );
-        if (!read.id) throw new StepError(`resource '${goal.id}' does not exist`);
+        // As ReadStep.Apply: only an answer without properties means "does not exist"; an empty id keeps
+        // the requested one. (The SDK's provider server always sends properties, so the real engine records
+        // a get that found nothing unless the provider fails it.)
+        if (Object.keys(read.properties).length === 0) throw new StepError(`resource '${goal.id}' does not exist`);
+        const id = read.id || (goal.id ?? "");
         this.registered.push({
             ...base(urn, goal),
-            id: read.id,
+            id,
             inputs: goal.inputs,
             outputs: read.properties,
             external: true,
         });
-        return { id: read.id, state: read.properties };
+        return { id, state: read.properties };
     }
 
     /** Resources other providers serve (e.g. @pulumi/random): a plain mock that keeps state like the engine. */
