@@ -6,7 +6,7 @@
 
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { cp, mkdir, readFile, symlink, writeFile } from "node:fs/promises";
+import { cp, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type EngineEvent, LocalWorkspace, type OpType, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
 import { makeTempDir, REPO_ROOT, type TempDir } from "./projects";
@@ -252,9 +252,21 @@ export class CliProject {
         };
     }
 
-    /** The raw exported deployment, as `pulumi stack export` prints it. */
-    async exportText(): Promise<string> {
-        return JSON.stringify(await this.stack.exportStack());
+    /**
+     * The state as the backend stores it: every file under the backend directory (checkpoints, history,
+     * backups), which is what `pulumi stack export` without --show-secrets prints and more. (The
+     * Automation API's exportStack decrypts secrets, so it cannot show what is stored.)
+     */
+    async storedState(): Promise<string> {
+        const files = await readdir(this.backend, { recursive: true, withFileTypes: true });
+        const texts = await Promise.all(
+            files.filter((f) => f.isFile()).map((f) => readFile(join(f.parentPath, f.name), "utf8")),
+        );
+        return texts.join("\n");
+    }
+
+    private get backend(): string {
+        return join(this.temp.dir, "backend");
     }
 
     /** Reads a file of the project. */
