@@ -11,6 +11,7 @@ import { appendFileSync } from "node:fs";
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { HostEntryProvider } from "./hosts/hostEntryProvider";
 import { HostsFileStore, type WriteEvent } from "./hosts/hostsFileStore";
+import { exitWhenEngineGone } from "./shared/engineWatch";
 import type { ProviderKind } from "./shared/providerShim";
 import { DatastoreProvider } from "./tasks/datastoreProvider";
 import { processContext } from "./tasks/processContext";
@@ -24,6 +25,8 @@ const providers = new Map<ProviderKind, dynamic.ResourceProvider>();
 export function providerFor(kind: ProviderKind): dynamic.ResourceProvider {
     let provider = providers.get(kind);
     if (!provider) {
+        // The engine starts the provider process with its own address as the first argument.
+        exitWhenEngineGone(process.argv[2]);
         provider = create(kind);
         providers.set(kind, provider);
     }
@@ -35,7 +38,6 @@ function create(kind: ProviderKind): dynamic.ResourceProvider {
         case "hosts:HostEntry":
             return new HostEntryProvider(hostsFileStore(process.env));
         case "tasks:Datastore":
-            // The engine starts the provider process with its own address as the first argument.
             return new DatastoreProvider(processContext(process.argv[2]), process.env);
         default:
             throw new Error(`pulumi-lifecycle has no provider for ${JSON.stringify(kind)}; upgrade the package`);
