@@ -1,0 +1,280 @@
+// Guards seed 003 (a resource created by an asynchronous task) and seed 004 (partial state, no zombies)
+// for tasks.Datastore under the REAL Pulumi CLI, against the bundled task API server on port 0: a full
+// create, POST failing, polls failing (the engine's own partial state, then replace or untaint), a
+// datastore deleted behind the stack's back (GET 404), Ctrl-C as a terminal sends it while a task is
+// polled, and a create killed outright resumed by its token. Duplicates and zombies are counted on the
+// server; the API token, set as a secret, is looked for in the exported state and in every output.
+
+import { strict as assert } from "node:assert";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
+import { startTaskApiServer, type TaskApiServer } from "../../provider/tasks/server/taskApiServer";
+import { ASYNC_OPERATIONS_PATH, DATASTORES_PATH } from "../../provider/tasks/wire";
+import { CliProject, type CliRun, type ResourceSpec, type StateResource } from "../support/cliProject";
+import { CLUSTER, GIB, HCI, TOKEN } from "../support/datastoreFixture";
+import { type PulumiCli, requirePulumiCli } from "../support/pulumiCli";
+
+const CREATE_TOKEN = "6f1c2a52-6c2e-4d8e-9d8a-3f0a8f6f2b11";
+const HOUR = 3_600_000;
+
+function assertOk(run: CliRun): void {
+    assert.ok(run.ok, `the CLI failed:\n${run.stderr}\n${run.stdout}`);
+}
+
+/** Pids of the dynamic-provider processes the engine started in `dir` (it runs plugins in the project). */
+function providersIn(dir: string): number[] {
+    return readdirSync("/proc")
+        .filter((entry) => /^\d+$/.test(entry))
+        .filter((pid) => {
+            try {
+                return (
+                    readlinkSync(`/proc/${pid}/cwd`) === dir &&
+                    readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("dynamic-provider")
+                );
+            } catch {
+                return false;
+            }
+        })
+        .map(Number);
+}
+
+/**
+ * Waits until `condition` holds; the test's own timeout bounds the wait. With `run`, fails at once (with
+ * its output) if that CLI process ends first.
+ */
+async function until(
+    condition: () => boolean,
+    run?: { done: Promise<{ code: number | null; output: string }> },
+): Promise<void> {
+    let ended: { code: number | null; output: string } | undefined;
+    void run?.done.then((result) => {
+        ended = result;
+    });
+    while (!condition()) {
+        if (ended) assert.fail(`pulumi exited (${ended.code}) first:\n${ended.output}`);
+        await sleep(25);
+    }
+}
+
+describe("seed 003/004 flows for tasks.Datastore under the real Pulumi CLI", function () {
+    this.timeout(240_000);
+    let cli: PulumiCli;
+    let api: TaskApiServer;
+    let project: CliProject;
+    const outputs: string[] = [];
+
+    const ds19 = (args: Record<string, unknown> = {}): ResourceSpec => ({
+        type: "Datastore",
+        name: "ds19",
+        args: {
+            hciClusterUuid: HCI,
+            clusterId: CLUSTER,
+            name: "ds19",
+            sizeInBytes: 16 * GIB,
+            datastoreType: "VMFS",
+            createToken: CREATE_TOKEN,
+            ...args,
+        },
+    });
+    const record = async (run: Promise<CliRun>): Promise<CliRun> => {
+        const result = await run;
+        outputs.push(result.stdout, result.stderr, ...result.errors);
+        return result;
+    };
+    const datastore = async (): Promise<StateResource | undefined> =>
+        (await project.state()).resources.find((r) => r.type === "pulumi-nodejs:dynamic/tasks:Datastore");
+    const polls = () => api.requests().filter((r) => r.method === "GET" && r.path.startsWith(ASYNC_OPERATIONS_PATH));
+
+    before(function () {
+        cli = requirePulumiCli(this);
+    });
+    beforeEach(async () => {
+        // Tasks end on their third poll, so no test waits for time to pass; a test that needs a task to
+        // run until it says so gives it an hour of the server's clock (longTask) and moves the clock.
+        api = await startTaskApiServer({ token: TOKEN, taskCompleteAfterPolls: 3 });
+        project = await CliProject.create(cli, {
+            name: "datastore-cli",
+            config: {
+                "pulumi-lifecycle:taskApiUrl": api.url,
+                "pulumi-lifecycle:taskPollInitialMs": "20",
+                "pulumi-lifecycle:taskPollMaxMs": "50",
+            },
+            secrets: { "pulumi-lifecycle:taskApiToken": TOKEN },
+        });
+        outputs.length = 0;
+    });
+    afterEach(async () => {
+        try {
+            const exported = await project.storedState();
+            const at = exported.indexOf(TOKEN);
+            assert.ok(at < 0, `the API token reached the state: ${exported.slice(Math.max(0, at - 300), at + 40)}`);
+            assert.ok(!outputs.some((text) => text.includes(TOKEN)), "the API token never reaches the CLI's output");
+        } finally {
+            await project.cleanup();
+            await api.close();
+        }
+    });
+
+    /** Makes the next create's task run for an hour of the server's clock, until `finishTasks`. */
+    function longTask(): void {
+        api.addFault({ match: { method: "POST", path: DATASTORES_PATH }, fault: { task: { durationMs: HOUR } } });
+    }
+
+    /** Ends the long task: moves the server's clock past its end. */
+    function finishTasks(): void {
+        api.advanceClock(HOUR);
+    }
+
+    it("creates through POST, task and GET; up again is the same; destroy deletes it", async () => {
+        await project.program([ds19()]);
+        const created = await record(project.up());
+        assertOk(created);
+        assert.deepEqual(created.steps, ["create ds19"]);
+        const state = await datastore();
+        assert.equal(state?.id, `${HCI}/${CLUSTER}/ds19`);
+        assert.equal(state?.outputs?.state, "OK");
+        assert.equal(state?.outputs?.datastoreId, api.datastores()[0]?.id);
+        assert.equal(api.stats().datastoresCreated, 1);
+
+        const again = await record(project.up());
+        assertOk(again);
+        assert.deepEqual(again.steps, ["same ds19"]);
+
+        const destroyed = await record(project.destroy());
+        assertOk(destroyed);
+        assert.deepEqual(destroyed.steps, ["delete ds19"]);
+        assert.equal(api.datastores().length, 0);
+    });
+
+    it("POST fails: the up fails, nothing exists and nothing is recorded; the next up creates once", async () => {
+        await project.program([ds19()]);
+        api.addFault({ match: { method: "POST", path: DATASTORES_PATH }, times: 1000, fault: { status: 500 } });
+        const failed = await record(project.up());
+        assert.equal(failed.ok, false);
+        assert.deepEqual(failed.steps, ["create ds19 (failed)"]);
+        assert.equal(api.datastores().length, 0, "no zombie");
+        assert.equal(await datastore(), undefined, "nothing recorded");
+        api.clearFaults();
+        assertOk(await record(project.up()));
+        assert.equal(api.stats().datastoresCreated, 1, "no duplicate");
+    });
+
+    it("polls fail: the engine records partial, tainted state; the next up replaces it, leaving one datastore", async () => {
+        await project.program([ds19()]);
+        api.addFault({ match: { method: "GET", path: ASYNC_OPERATIONS_PATH }, times: 1000, fault: { status: 500 } });
+        const failed = await record(project.up());
+        assert.equal(failed.ok, false);
+        assert.deepEqual(failed.steps, ["create ds19 (failed)"]);
+        const partial = await datastore();
+        assert.ok(partial, "the datastore the POST made is on record: not a zombie");
+        assert.equal(partial.outputs?.tainted, true);
+        assert.ok((partial.initErrors ?? []).length > 0, "the engine keeps the create's error as an init error");
+        assert.equal(api.datastores().length, 1);
+
+        api.clearFaults();
+        const replaced = await record(project.up());
+        assertOk(replaced);
+        assert.deepEqual(replaced.steps, ["delete-replaced ds19", "replace ds19", "create-replacement ds19"]);
+        assert.equal(api.datastores().length, 1, "the tainted one was deleted, one new one exists");
+        assert.equal(api.stats().datastoresCreated, 2, "the first create and its replacement, nothing more");
+        assert.equal((await datastore())?.outputs?.tainted, false);
+    });
+
+    it("polls fail, then untaint: the next up finds the datastore instead of replacing it", async () => {
+        await project.program([ds19()]);
+        api.addFault({ match: { method: "GET", path: ASYNC_OPERATIONS_PATH }, times: 1000, fault: { status: 500 } });
+        assert.equal((await record(project.up())).ok, false);
+        const madeId = api.datastores()[0]?.id;
+        api.clearFaults();
+        await project.program([ds19({ untaint: true })]);
+        const untainted = await record(project.up());
+        assertOk(untainted);
+        assert.deepEqual(untainted.steps, ["update ds19"]);
+        const state = await datastore();
+        assert.equal(state?.outputs?.tainted, false);
+        assert.equal(state?.outputs?.datastoreId, madeId);
+        assert.equal(api.stats().datastoresCreated, 1);
+    });
+
+    it("GET 404: refresh forgets a datastore deleted outside Pulumi; the next up creates it again", async () => {
+        await project.program([ds19()]);
+        assertOk(await record(project.up()));
+        const id = api.datastores()[0]?.id as string;
+        const deleted = await fetch(`${api.url}${DATASTORES_PATH}/${id}`, {
+            method: "DELETE",
+            headers: { authorization: api.authorization },
+        });
+        assert.equal(deleted.status, 202);
+        // The delete's task ends on its third poll.
+        for (let poll = 0; poll < 3; poll++) {
+            await fetch(`${api.url}${deleted.headers.get("location")}`, {
+                headers: { authorization: api.authorization },
+            });
+        }
+        assert.equal(api.datastores().length, 0);
+
+        const refreshed = await record(project.refresh());
+        assertOk(refreshed);
+        assert.deepEqual(refreshed.steps, ["refresh ds19"]);
+        assert.equal(await datastore(), undefined);
+
+        const recreated = await record(project.up());
+        assertOk(recreated);
+        assert.deepEqual(recreated.steps, ["create ds19"]);
+        assert.equal(api.datastores().length, 1);
+    });
+
+    it("Ctrl-C (SIGINT to the process group) while a task is polled: partial state at once; the next up converges", async () => {
+        await project.program([ds19()]);
+        longTask();
+        const run = project.spawn(["up", "--yes", "--skip-preview", "--non-interactive"]);
+        await until(() => polls().length > 0, run);
+        process.kill(-(run.child.pid as number), "SIGINT");
+        const { code, output } = await run.done;
+        outputs.push(output);
+        assert.notEqual(code, 0);
+        const partial = await datastore();
+        assert.ok(partial, `the interrupted create is on record:\n${output}`);
+        assert.equal(partial.outputs?.tainted, true);
+        assert.equal(api.datastores().length, 1);
+
+        finishTasks();
+        const converged = await record(project.up());
+        assertOk(converged);
+        assert.equal(api.datastores().length, 1, "zero zombies, zero duplicates");
+        assert.equal((await datastore())?.outputs?.datastoreId, api.datastores()[0]?.id);
+    });
+
+    it("a create killed outright (SIGKILL) is resumed by its create token: one datastore, no duplicate", async () => {
+        await project.program([ds19()]);
+        longTask();
+        const run = project.spawn(["up", "--yes", "--skip-preview", "--non-interactive"]);
+        await until(() => polls().length > 0, run);
+        process.kill(-(run.child.pid as number), "SIGKILL");
+        await run.done;
+        assert.equal(api.datastores().length, 1);
+        // The engine starts plugins in a process group of their own: the kill does not reach the
+        // provider, which must notice the engine is gone and exit rather than run on, orphaned.
+        await until(() => providersIn(project.dir).length === 0);
+        const pending = (await project.state()).pendingOperations;
+        assert.deepEqual(
+            pending.map((p) => p.type),
+            ["creating"],
+            "the engine knows a create was in flight",
+        );
+
+        // A killed CLI leaves its lock; the CLI's own message says to run `pulumi cancel`.
+        const locked = await record(project.up());
+        assert.equal(locked.ok, false);
+        assert.match(locked.stderr, /pulumi cancel/);
+        const cancel = await project.spawn(["cancel", "--yes", "--non-interactive"]).done;
+        assert.equal(cancel.code, 0, cancel.output);
+
+        finishTasks();
+        const resumed = await record(project.up());
+        assertOk(resumed);
+        assert.deepEqual(resumed.steps, ["create ds19"]);
+        assert.equal(api.stats().datastoresCreated, 1, "the token's replay found the first create: no duplicate");
+        assert.equal((await datastore())?.outputs?.datastoreId, api.datastores()[0]?.id);
+    });
+});
