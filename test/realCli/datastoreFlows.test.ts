@@ -224,24 +224,37 @@ describe("seed 003/004 flows for tasks.Datastore under the real Pulumi CLI", fun
         assert.equal(api.datastores().length, 1);
     });
 
-    it("Ctrl-C (SIGINT to the process group) while a task is polled: partial state at once; the next up converges", async () => {
+    it("Ctrl-C twice while a task is polled: the engine keeps a pending create; the next up adopts it by token", async () => {
         await project.program([ds19()]);
         longTask();
         const run = project.spawn(["up", "--yes", "--skip-preview", "--non-interactive"]);
         await until(() => polls().length > 0, run);
+        // The first Ctrl-C only cancels: the engine waits for running steps, and a dynamic provider never
+        // hears of it (its Cancel is a no-op and it runs in another process group). The second one
+        // terminates: the engine stops without waiting for the provider's answer (the partial state the
+        // provider sends is not recorded), keeping the create as a pending operation.
+        process.kill(-(run.child.pid as number), "SIGINT");
+        await until(() => run.output().includes("^C received; cancelling"), run);
         process.kill(-(run.child.pid as number), "SIGINT");
         const { code, output } = await run.done;
         outputs.push(output);
         assert.notEqual(code, 0);
-        const partial = await datastore();
-        assert.ok(partial, `the interrupted create is on record:\n${output}`);
-        assert.equal(partial.outputs?.tainted, true);
-        assert.equal(api.datastores().length, 1);
+        assert.match(output, /ds19 creating \(interrupted\)/);
+        const state = await project.state();
+        assert.deepEqual(
+            state.pendingOperations.map((p) => `${p.type} ${p.resource.id ?? ""}`.trim()),
+            ["creating"],
+            "the engine records that a create was in flight",
+        );
+        assert.equal(api.datastores().length, 1, "the datastore the POST made exists");
+        await until(() => providersIn(project.dir).length === 0);
 
         finishTasks();
         const converged = await record(project.up());
         assertOk(converged);
-        assert.equal(api.datastores().length, 1, "zero zombies, zero duplicates");
+        assert.deepEqual(converged.steps, ["create ds19"]);
+        assert.equal(api.stats().datastoresCreated, 1, "the token's replay found it: zero duplicates");
+        assert.equal(api.datastores().length, 1, "zero zombies");
         assert.equal((await datastore())?.outputs?.datastoreId, api.datastores()[0]?.id);
     });
 

@@ -197,7 +197,7 @@ describe("examples/datastore under the real Pulumi CLI (with the random plugin)"
         const run = await project.destroy();
         assertOk(run);
         assert.deepEqual(api.datastores(), []);
-        assert.ok(!(await project.exportText()).includes(TOKEN));
+        assert.ok(!(await project.storedState()).includes(TOKEN));
         assert.ok(!run.stdout.includes(TOKEN) && !run.stderr.includes(TOKEN));
     });
 });

@@ -222,7 +222,12 @@ export class CliProject {
      * Starts the `pulumi` binary itself with `args` in its own process group, for tests that signal it as
      * a terminal would (SIGINT to the group) or as `kill` does (SIGINT to the CLI alone).
      */
-    spawn(args: readonly string[]): { child: ChildProcess; done: Promise<{ code: number | null; output: string }> } {
+    spawn(args: readonly string[]): {
+        child: ChildProcess;
+        /** What it printed so far (stdout and stderr). */
+        output: () => string;
+        done: Promise<{ code: number | null; output: string }>;
+    } {
         const child = spawn(this.cli.pulumi, [...args], {
             cwd: this.dir,
             env: { ...process.env, ...this.env },
@@ -237,7 +242,7 @@ export class CliProject {
             output += chunk;
         });
         const done = once(child, "exit").then(([code]) => ({ code: code as number | null, output }));
-        return { child, done };
+        return { child, output: () => output, done };
     }
 
     /** `pulumi stack export`, reduced to the program's resources. */
