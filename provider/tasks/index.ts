@@ -1,5 +1,6 @@
 // The `tasks` namespace of the package.
 
+export { CrossOriginError } from "./core/crossOriginError";
 export { MalformedResponseError } from "./core/malformedResponseError";
 export { TaskApiError } from "./core/taskApiError";
 export { TaskApiUnreachableError } from "./core/taskApiUnreachableError";

@@ -1,10 +1,13 @@
 // The one place that talks HTTP to the task API: bearer authentication, a timeout per request, the
 // caller's abort signal, and retries of what is safe to repeat (retryPolicy.ts) with the waits of
 // pollSchedule.ts. Answers are parsed strictly: invalid JSON and error statuses become typed errors,
-// whose messages never contain the token.
+// whose messages never contain the token. Requests never leave the configured API's origin (no
+// redirects are followed, and a Location elsewhere is refused), and no answer is read past
+// MAX_RESPONSE_BYTES.
 
 import { type Clock, type Sleep, systemClock, timerSleep } from "../../shared/time";
 import { IDEMPOTENCY_KEY_HEADER } from "../wire";
+import { CrossOriginError } from "./crossOriginError";
 import { MalformedResponseError } from "./malformedResponseError";
 import { DEFAULT_POLL_SCHEDULE, nextWait, type PollSchedule, parseRetryAfter } from "./pollSchedule";
 import { isThrottled, mayRetry } from "./retryPolicy";
@@ -52,6 +55,10 @@ export interface TaskApiResponse<T> {
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 const DEFAULT_MAX_ATTEMPTS = 6;
+/** The largest answer read (the API's answers are a few KB; a list of thousands of datastores fits). */
+export const MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
+/** How much of a server's error text goes into a message. */
+const ERROR_TEXT_CHARS = 200;
 
 /** A client for one task API. */
 export class TaskApiClient {
@@ -85,6 +92,7 @@ export class TaskApiClient {
                 response = await this.fetchOnce(url, request);
             } catch (error) {
                 if (request.signal?.aborted) throw request.signal.reason;
+                if (error instanceof MalformedResponseError) throw error;
                 failures++;
                 const outcome = { networkError: true } as const;
                 const retryable = mayRetry(request.method, !!request.idempotencyKey, outcome);
@@ -112,9 +120,12 @@ export class TaskApiClient {
         }
     }
 
-    /** Turns a path or absolute URL into an absolute URL on this API. */
+    /** Turns a path or absolute URL into an absolute URL on this API; refuses one on another origin. */
     resolve(path: string): string {
-        return new URL(path, this.options.baseUrl).toString();
+        const url = new URL(path, this.options.baseUrl);
+        const origin = new URL(this.options.baseUrl).origin;
+        if (url.origin !== origin) throw new CrossOriginError(this.redact(url.toString()), origin);
+        return url.toString();
     }
 
     private async fetchOnce(url: string, request: TaskApiRequest): Promise<Response> {
@@ -137,9 +148,19 @@ export class TaskApiClient {
                 headers,
                 ...(request.body !== undefined ? { body: JSON.stringify(request.body) } : {}),
                 signal,
+                // A redirect could carry the token, the body and the key elsewhere; the API never redirects.
+                redirect: "error",
             });
             // Read the body before the timer is cancelled: a server that stalls mid-body times out too.
-            const text = await response.text();
+            const text = await readCapped(
+                response,
+                () =>
+                    new MalformedResponseError(
+                        request.method,
+                        this.redact(request.path),
+                        `the answer is larger than ${MAX_RESPONSE_BYTES} bytes, more than any answer of the API`,
+                    ),
+            );
             return new Response(text.length > 0 ? text : null, {
                 status: response.status,
                 statusText: response.statusText,
@@ -181,14 +202,17 @@ export class TaskApiClient {
         }
         const parsed = body as { error?: unknown; message?: unknown } | undefined;
         const code = typeof parsed?.error === "string" ? parsed.error : undefined;
+        // Redact before cutting: a cut could split the token and leave part of it in clear.
         const message =
-            typeof parsed?.message === "string" ? parsed.message : text.slice(0, 200) || response.statusText;
+            typeof parsed?.message === "string"
+                ? this.redact(parsed.message)
+                : this.redact(text).slice(0, ERROR_TEXT_CHARS) || response.statusText;
         return new TaskApiError(
             request.method,
             this.redact(request.path),
             response.status,
             code,
-            this.redact(message),
+            message,
             this.redactAll(body),
         );
     }
@@ -198,7 +222,9 @@ export class TaskApiClient {
         if (typeof value === "string") return this.redact(value);
         if (Array.isArray(value)) return value.map((item) => this.redactAll(item));
         if (typeof value === "object" && value !== null) {
-            return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, this.redactAll(item)]));
+            return Object.fromEntries(
+                Object.entries(value).map(([key, item]) => [this.redact(key), this.redactAll(item)]),
+            );
         }
         return value;
     }
@@ -217,6 +243,30 @@ export class TaskApiClient {
     private redact(text: string): string {
         return this.options.token.length > 0 ? text.split(this.options.token).join("[redacted]") : text;
     }
+}
+
+/** The body as text, failing with `tooLarge()` as soon as it passes MAX_RESPONSE_BYTES (declared or read). */
+async function readCapped(response: Response, tooLarge: () => Error): Promise<string> {
+    const declared = Number(response.headers.get("content-length") ?? 0);
+    if (declared > MAX_RESPONSE_BYTES) {
+        await response.body?.cancel();
+        throw tooLarge();
+    }
+    const reader = response.body?.getReader();
+    if (!reader) return "";
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        size += value.byteLength;
+        if (size > MAX_RESPONSE_BYTES) {
+            await reader.cancel();
+            throw tooLarge();
+        }
+        chunks.push(value);
+    }
+    return Buffer.concat(chunks).toString("utf8");
 }
 
 function reasonOf(error: unknown): string {

@@ -9,6 +9,7 @@
 import { strict as assert } from "node:assert";
 import { inspect } from "node:util";
 import { seededRandom } from "../../../provider/shared/random";
+import { CrossOriginError } from "../../../provider/tasks/core/crossOriginError";
 import { MalformedResponseError } from "../../../provider/tasks/core/malformedResponseError";
 import { backoffBand, DEFAULT_POLL_SCHEDULE } from "../../../provider/tasks/core/pollSchedule";
 import { TaskApiClient, type TaskApiClientOptions } from "../../../provider/tasks/core/taskApiClient";
@@ -144,10 +145,11 @@ describe("TaskApiClient", () => {
             assert.equal(sent[1]?.url, location);
         });
 
-        it("resolves paths against the base URL, and leaves absolute URLs alone", () => {
+        it("resolves paths against the base URL, keeps absolute URLs of its origin, refuses others", () => {
             const client = clientOf();
             assert.equal(client.resolve("/a/b?c=d"), `${server.url}/a/b?c=d`);
-            assert.equal(client.resolve("http://elsewhere.example:8443/x"), "http://elsewhere.example:8443/x");
+            assert.equal(client.resolve(`${server.url}/x`), `${server.url}/x`);
+            assert.throws(() => client.resolve("http://elsewhere.example:8443/x"), CrossOriginError);
             const nested = new TaskApiClient({ baseUrl: "http://api.example/base/", token: TOKEN });
             assert.equal(nested.resolve("v1/x"), "http://api.example/base/v1/x");
             assert.equal(nested.resolve("/v1/x"), "http://api.example/v1/x");
