@@ -8,6 +8,7 @@ import { parseArgs } from "node:util";
 import { codeOf } from "../shared/files/atomicWrite";
 import { quote } from "../shared/text";
 import { DataFileError } from "../tasks/server/dataFileError";
+import { DataFileUnwritableError } from "../tasks/server/dataFileUnwritableError";
 import { startTaskApiServer, type TaskApiServer, type TaskApiServerOptions } from "../tasks/server/taskApiServer";
 import { DATASTORES_PATH, type RequestLogEntry } from "../tasks/wire";
 import { CliError } from "./cliError";
@@ -94,7 +95,9 @@ async function start(parsed: TaskApiArguments, io: CliIo): Promise<TaskApiServer
     try {
         return await startTaskApiServer(options);
     } catch (error) {
-        if (error instanceof DataFileError) throw new CliError(error.message, 1);
+        if (error instanceof DataFileError || error instanceof DataFileUnwritableError) {
+            throw new CliError(error.message, 1);
+        }
         const code = codeOf(error);
         const port = parsed.server.port ?? DEFAULT_PORT;
         if (code === "EADDRINUSE") {

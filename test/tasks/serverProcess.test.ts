@@ -11,6 +11,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { DataFileError } from "../../provider/tasks/server/dataFileError";
+import { DataFileUnwritableError } from "../../provider/tasks/server/dataFileUnwritableError";
 import { startTaskApiServer, type TaskApiServer } from "../../provider/tasks/server/taskApiServer";
 import type { AsyncOperation, Datastore, DatastoreList } from "../../provider/tasks/wire";
 import { makeTempDir, REPO_ROOT, type TempDir } from "../support/projects";
@@ -201,6 +202,18 @@ describe("task API server across processes", () => {
             await api("GET", DATASTORES);
             await server?.close();
             assert.deepEqual(await readdir(temp.dir), []);
+        });
+
+        it("refuses to start when the data file's directory does not exist, instead of failing the first write", async () => {
+            const missing = join(temp.dir, "no-such-dir", "data.json");
+            await assert.rejects(startTaskApiServer({ dataFile: missing }), (error: unknown) => {
+                assert.ok(error instanceof DataFileUnwritableError);
+                assert.match(
+                    error.message,
+                    /no-such-dir does not exist\. Create that directory .* or pass another --data file/,
+                );
+                return true;
+            });
         });
 
         it("refuses to start on a file it did not write, and leaves it alone", async () => {

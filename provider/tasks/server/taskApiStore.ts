@@ -4,11 +4,14 @@
 // server answers a request only after `flush()`, so whatever a client was told is on disk: a crash (even
 // kill -9) loses nothing that was acknowledged, and never leaves a partial file.
 
+import { accessSync, constants, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { dirname } from "node:path";
 import { codeOf, sweepTemporariesSync, writeFileAtomicSync } from "../../shared/files/atomicWrite";
 import { realPathSync } from "../../shared/files/realPath";
 import type { Datastore } from "../wire";
 import { DataFileError } from "./dataFileError";
+import { DataFileUnwritableError } from "./dataFileUnwritableError";
 import { emptyData, type IdempotencyRecord, type TaskApiData, type TaskRecord } from "./records";
 
 /** Marks a data file as ours, so that a stray JSON file is never taken for one (and overwritten). */
@@ -51,6 +54,7 @@ export class TaskApiStore {
             if (codeOf(error) === "ENOENT") return undefined;
             throw error;
         });
+        if (text === undefined) checkWritableDirectory(real);
         return new TaskApiStore(text === undefined ? emptyData() : parseDataFile(real, text), real);
     }
 
@@ -87,6 +91,26 @@ export class TaskApiStore {
             this.writtenRevision = revision;
             this.writeCount++;
         }
+    }
+}
+
+/** A new data file is written on the first change: fail now, not then, if its directory cannot take it. */
+function checkWritableDirectory(file: string): void {
+    const directory = dirname(file);
+    try {
+        if (!statSync(directory).isDirectory())
+            throw new DataFileUnwritableError(file, `${directory} is not a directory`);
+        accessSync(directory, constants.W_OK);
+    } catch (error) {
+        if (error instanceof DataFileUnwritableError) throw error;
+        const code = codeOf(error);
+        const problem =
+            code === "ENOENT"
+                ? `its directory ${directory} does not exist`
+                : code === "EACCES" || code === "EPERM"
+                  ? `its directory ${directory} is not writable`
+                  : `its directory ${directory} cannot be used (${code ?? String(error)})`;
+        throw new DataFileUnwritableError(file, problem);
     }
 }
 
