@@ -7,6 +7,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { providerShim } from "../shared/providerShim";
 import { DATASTORE_MODULE, DATASTORE_TYPE_NAME } from "./datastoreSchema";
+import { warnIfTokenInClear } from "./tokenWarning";
 import type { DatastoreState, DatastoreType } from "./wire";
 
 /** The arguments of a `tasks.Datastore`. */
@@ -66,6 +67,7 @@ export class Datastore extends pulumi.dynamic.Resource {
 
     /** Declares a datastore. */
     constructor(name: string, args: DatastoreArgs, opts?: pulumi.CustomResourceOptions) {
+        warnIfTokenInClear();
         const outputs = {
             datastoreId: undefined,
             state: undefined,

@@ -136,6 +136,7 @@ describe("seed 003/004 flows for tasks.Datastore under the real Pulumi CLI", fun
         assert.equal(state?.outputs?.datastoreId, api.datastores()[0]?.id);
         assert.equal(api.stats().datastoresCreated, 1);
 
+        assert.ok(!created.stdout.includes("is plain stack config"), "a secret token draws no warning");
         const again = await record(project.up());
         assertOk(again);
         assert.deepEqual(again.steps, ["same ds19"]);
@@ -144,6 +145,28 @@ describe("seed 003/004 flows for tasks.Datastore under the real Pulumi CLI", fun
         assertOk(destroyed);
         assert.deepEqual(destroyed.steps, ["delete ds19"]);
         assert.equal(api.datastores().length, 0);
+    });
+
+    it("a token set as plain config: the program warns that Pulumi stores it in clear, as it does", async () => {
+        const plain = await CliProject.create(cli, {
+            name: "datastore-plain-token",
+            config: {
+                "pulumi-lifecycle:taskApiUrl": api.url,
+                "pulumi-lifecycle:taskApiToken": TOKEN,
+                "pulumi-lifecycle:taskPollInitialMs": "20",
+            },
+        });
+        try {
+            await plain.program([ds19()]);
+            const up = await plain.up();
+            assertOk(up);
+            assert.match(up.stdout, /pulumi-lifecycle:taskApiToken is plain stack config.*pulumi config set --secret/s);
+            assert.ok((await plain.storedState()).includes(TOKEN), "Pulumi itself stores plain config in clear");
+            const [resource] = (await plain.state()).resources;
+            assert.ok(!JSON.stringify(resource).includes(TOKEN), "never in the datastore's own state");
+        } finally {
+            await plain.cleanup();
+        }
     });
 
     it("POST fails: the up fails, nothing exists and nothing is recorded; the next up creates once", async () => {
