@@ -2,7 +2,7 @@
 // break a hosts file (whitespace or "#" in an address or name, a line break or control character in a
 // comment or path) is refused here, so no later step ever writes unvalidated input.
 
-import { describeCharacter, quote } from "../shared/text";
+import { describeCharacter, INVISIBLE, quote } from "../shared/text";
 import { isUnknown } from "../shared/unknown";
 import { addressFamily, canonicalAddress } from "./address";
 import { foldCase, hostnameProblem } from "./hostname";
@@ -22,10 +22,11 @@ export interface CheckOutcome {
 
 /**
  * Control characters, the Unicode line and paragraph separators some tools treat as line breaks, and
- * invisible format characters such as bidi overrides, which can make a line read as something else in
- * an editor. Zero-width (non-)joiners stay allowed: some scripts and emoji need them.
+ * every character that shows nothing: format characters (bidi overrides, zero-width spaces and
+ * joiners), the Hangul fillers, the combining grapheme joiner and variation selectors. Any of them can
+ * make a line read as something else in an editor, or hide text in it.
  */
-const LINE_BREAKING_OR_CONTROL = /[\p{Cc}\u2028\u2029\u0085]|(?![\u200c\u200d])\p{Cf}/u;
+const LINE_BREAKING_OR_CONTROL = new RegExp(`[\\p{Cc}\\p{Cf}\\u2028\\u2029\\u0085]|${INVISIBLE.source}`, "u");
 
 /**
  * Validates and normalizes raw HostEntry inputs. `defaultFile` supplies the hosts file when `file` is

@@ -7,6 +7,8 @@ import { addressFamily } from "./address";
 const MAX_NAME_LENGTH = 253;
 const MAX_LABEL_LENGTH = 63;
 const LABEL_CHARACTER = /^[a-z0-9-]$/i;
+/** A part of an address as inet_aton reads it: hex (0x...), octal (0...) or decimal. */
+const INET_ATON_PART = /^(0x[0-9a-f]*|0[0-7]*|[1-9][0-9]*)$/i;
 
 /**
  * Folds a hostname's case the way resolvers compare names: ASCII letters only. Unicode lowercasing
@@ -45,6 +47,11 @@ export function hostnameProblem(name: string): string | undefined {
     }
     if (labels.every((label) => /^[0-9]+$/.test(label))) {
         return `${shown} is all digits, which resolvers read as a numeric address`;
+    }
+    // glibc resolves what inet_aton accepts (1 to 4 parts, each hex, octal or decimal) as an address
+    // without reading the hosts file, so such a line would never be used.
+    if (labels.length <= 4 && labels.every((label) => INET_ATON_PART.test(label))) {
+        return `${shown} is read as a numeric address by resolvers (inet_aton accepts it), which never look it up in the hosts file`;
     }
     return undefined;
 }

@@ -15,6 +15,12 @@ export function shellQuote(word: string): string {
     return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`;
 }
 
+/**
+ * Characters that are not format characters yet show nothing: the Hangul fillers, the combining grapheme
+ * joiner and the variation selectors.
+ */
+export const INVISIBLE = /[\u034f\u115f\u1160\u3164\uffa0\ufe00-\ufe0f]|[\u{e0100}-\u{e01ef}]/u;
+
 /** Names a character for an error message: printable ones quoted, the rest as a code point. */
 export function describeCharacter(character: string): string {
     const codePoint = character.codePointAt(0) ?? 0;
@@ -23,6 +29,7 @@ export function describeCharacter(character: string): string {
     if (character === "\t") return "a tab";
     if (character === "\n" || character === "\r") return `a line break (${hex})`;
     if (/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.test(character)) return `the control character ${hex}`;
+    if (INVISIBLE.test(character)) return `the invisible character ${hex}`;
     if (/\s/u.test(character)) return `the whitespace character ${hex}`;
     return `${quote(character)}`;
 }

@@ -163,6 +163,25 @@ describe("checkHostEntry", () => {
                 "contains the control character U+200B",
             ],
             ["a non-ASCII name", { names: ["web.internal", "caf\u00e9.lab"] }, "names[1]", 'contains "\u00e9"'],
+            // glibc reads these as 10.0.0.5, 127.0.0.1, 127.0.0.1 and 10.0.0.5 without looking at the file.
+            ...(["0x0a.0.0.5", "0x7f.1", "0x7f.0.0.01", "0xa000005"] as const).map(
+                (name): [string, Record<string, unknown>, string, string] => [
+                    `a name inet_aton reads as an address (${name})`,
+                    { names: [name] },
+                    "names[0]",
+                    "is read as a numeric address by resolvers (inet_aton accepts it)",
+                ],
+            ),
+            // Invisible characters a comment must not hide: Hangul filler, combining grapheme joiner,
+            // variation selector 16, zero-width joiner.
+            ...(["\u3164", "\u034f", "\ufe0f", "\u200d"] as const).map(
+                (character): [string, Record<string, unknown>, string, string] => [
+                    `a comment with the invisible U+${character.codePointAt(0)?.toString(16).toUpperCase().padStart(4, "0")}`,
+                    { comment: `front${character}end` },
+                    "comment",
+                    `U+${character.codePointAt(0)?.toString(16).toUpperCase().padStart(4, "0")}`,
+                ],
+            ),
             ["a Kelvin sign posing as k", { names: ["wor\u212aer.lab"] }, "names[0]", 'contains "\u212a"'],
             [
                 "a name with a trailing dot",
