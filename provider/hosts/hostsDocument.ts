@@ -55,7 +55,7 @@ export class HostsDocument {
     private lines: MutableLine[];
     private compacted = true;
     private edits = 0;
-    private nameIndex: Map<string, MutableLine[]> | undefined;
+    private nameIndex: Map<string, Set<MutableLine>> | undefined;
 
     private constructor(
         private readonly bom: string,
@@ -134,7 +134,7 @@ export class HostsDocument {
     /** Live address lines of `family` that carry `name` (case-insensitively), in file order. */
     linesNaming(family: AddressFamily, name: string): HostsLine[] {
         const found = this.index().get(indexKey(family, name)) ?? [];
-        return found.filter((line) => !line.removed).sort((a, b) => a.order - b.order);
+        return [...found].filter((line) => !line.removed).sort((a, b) => a.order - b.order);
     }
 
     /** 1-based line number of a live line. */
@@ -219,7 +219,7 @@ export class HostsDocument {
         this.compacted = true;
     }
 
-    private index(): Map<string, MutableLine[]> {
+    private index(): Map<string, Set<MutableLine>> {
         if (!this.nameIndex) {
             this.nameIndex = new Map();
             for (const line of this.lines) if (!line.removed) this.indexAdd(line);
@@ -231,12 +231,11 @@ export class HostsDocument {
         if (!this.nameIndex || !line.entry) return;
         for (const name of line.entry.names) {
             const key = indexKey(line.entry.family, name);
+            // A set, not a list: a name on every line of a big file would make each add and remove
+            // a scan of all those lines (quadratic, and under the lock).
             const bucket = this.nameIndex.get(key);
-            if (bucket) {
-                if (!bucket.includes(line)) bucket.push(line);
-            } else {
-                this.nameIndex.set(key, [line]);
-            }
+            if (bucket) bucket.add(line);
+            else this.nameIndex.set(key, new Set([line]));
         }
     }
 
@@ -244,9 +243,9 @@ export class HostsDocument {
         if (!this.nameIndex || !line.entry) return;
         for (const name of line.entry.names) {
             const key = indexKey(line.entry.family, name);
-            const bucket = this.nameIndex.get(key)?.filter((other) => other !== line);
-            if (bucket?.length) this.nameIndex.set(key, bucket);
-            else this.nameIndex.delete(key);
+            const bucket = this.nameIndex.get(key);
+            bucket?.delete(line);
+            if (bucket?.size === 0) this.nameIndex.delete(key);
         }
     }
 }
