@@ -14,12 +14,14 @@ const ADVICE: Record<HostsFileOperation, Record<string, string>> = {
         EISDIR: `it is a directory. ${SET_FILE} to the path of a hosts file`,
         ENOTDIR: "a part of the path is not a directory. Check `file`",
         ENOSPC: "the disk is full. Free some space and retry",
+        ENOTREG: `it is not a regular file (a FIFO, device or socket), and writing would replace it. ${SET_FILE} to a regular hosts file`,
     },
     read: {
         EACCES: `permission denied. Run Pulumi as a user who may read it, or ${SET_FILE} to a hosts file you may read`,
         ENOENT: `it does not exist. Check \`file\`, or ${SET_FILE}`,
         EISDIR: `it is a directory. ${SET_FILE} to the path of a hosts file`,
         ENOTDIR: "a part of the path is not a directory. Check `file`",
+        ENOTREG: `it is not a regular file (a FIFO, device or socket); hosts entries live in a regular file. ${SET_FILE} to one`,
     },
     lock: {},
 };

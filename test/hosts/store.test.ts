@@ -4,12 +4,14 @@
 // unreadable encodings give clear errors.
 
 import { strict as assert } from "node:assert";
-import { mkdir, readFile, readlink, symlink, writeFile } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { lstat, mkdir, readFile, readlink, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createEntry, deleteEntry, readEntry } from "../../provider/hosts/entries";
 import { HostsFileError } from "../../provider/hosts/hostsFileError";
 import { HostsFileStore, type WriteEvent } from "../../provider/hosts/hostsFileStore";
 import { makeTempDir, type TempDir } from "../support/projects";
+import { isRoot, skipBecause } from "../support/system";
 
 const BASE = "# managed elsewhere\n127.0.0.1\tlocalhost\n";
 
@@ -101,6 +103,34 @@ describe("hosts file store", () => {
         await create(3, link);
         assert.equal(await readlink(link), file);
         assert.match(await readFile(file, "utf8"), /host-3\.test/);
+    });
+
+    it("follows a dangling symlink: the first entry creates its target, and the link stays a link", async () => {
+        const target = join(temp.dir, "not-yet");
+        const link = join(temp.dir, "dangling-link");
+        await symlink(target, link);
+        await create(5, link);
+        assert.equal(await readlink(link), target);
+        assert.equal(await readFile(target, "utf8"), "10.1.0.5\thost-5.test\n");
+    });
+
+    it("refuses a FIFO at once (no open that blocks under the lock), and leaves it a FIFO", async () => {
+        const fifo = join(temp.dir, "fifo-hosts");
+        execFileSync("mkfifo", [fifo]);
+        await assert.rejects(create(6, fifo), (error: unknown) => {
+            assert.ok(error instanceof HostsFileError);
+            assert.match(error.message, /is not a regular file \(a FIFO, device or socket\)/);
+            return true;
+        });
+        assert.ok((await lstat(fifo)).isFIFO());
+    });
+
+    it("refuses a character device, and leaves it a device", async function () {
+        if (!isRoot) skipBecause(this, "creating a device node needs root (mknod)");
+        const device = join(temp.dir, "null-hosts");
+        execFileSync("mknod", [device, "c", "1", "3"]);
+        await assert.rejects(create(7, device), /is not a regular file/);
+        assert.ok((await lstat(device)).isCharacterDevice());
     });
 
     it("creates a missing file on the first entry, and reads a missing file as empty", async () => {

@@ -1,4 +1,4 @@
-import { realpathSync } from "node:fs";
+import { lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { codeOf } from "./atomicWrite";
 
@@ -7,13 +7,17 @@ import { codeOf } from "./atomicWrite";
  * target is what gets written and the link stays. A file that does not exist yet resolves through its
  * directory. Other errors (a path through a file, permission denied) are thrown.
  */
-export function realPathSync(file: string): string {
+export function realPathSync(file: string, hops = 0): string {
     const absolute = resolve(file);
     try {
         return realpathSync(absolute);
     } catch (error) {
         if (codeOf(error) !== "ENOENT") throw error;
     }
+    // A dangling symlink: its target is the file (created by the first write), not the link, which
+    // a rename would otherwise replace. Bounded like the kernel's 40 links.
+    if (hops < 40 && isSymlink(absolute))
+        return realPathSync(resolve(dirname(absolute), readlinkSync(absolute)), hops + 1);
     let directory = dirname(absolute);
     try {
         directory = realpathSync(directory);
@@ -21,4 +25,12 @@ export function realPathSync(file: string): string {
         // A missing directory: writing will say so; the path itself is still the best answer.
     }
     return join(directory, basename(absolute));
+}
+
+function isSymlink(path: string): boolean {
+    try {
+        return lstatSync(path).isSymbolicLink();
+    } catch {
+        return false;
+    }
 }
