@@ -16,6 +16,7 @@ import {
     writeFileAtomicSync,
 } from "../shared/files/atomicWrite";
 import { acquireFileLock, type HeldLock, type LockOptions } from "../shared/files/fileLock";
+import { recoverInPlaceWriteSync } from "../shared/files/inPlaceBackup";
 import { LockTimeoutError } from "../shared/files/lockTimeoutError";
 import { readWholeSync } from "../shared/files/readWhole";
 import { realPathSync } from "../shared/files/realPath";
@@ -144,6 +145,9 @@ export class HostsFileStore {
             sweepTemporariesSync(real);
             queue.swept = true;
         }
+        // An in-place write that a crash cut short left the file torn and its backup behind: restore it
+        // before anything reads the file. (Under the lock, so a live writer's backup is never taken.)
+        if (recoverInPlace(real)) queue.cache = undefined;
         let loaded = await this.load(real, queue);
         const readOutcomes = reads.map((op) => tryEdit(op, loaded.doc));
         for (let attempt = 1; ; attempt++) {
@@ -202,6 +206,14 @@ export class HostsFileStore {
             queue.cache = undefined;
             throw new HostsFileError(real, "write", error);
         }
+    }
+}
+
+function recoverInPlace(real: string): boolean {
+    try {
+        return recoverInPlaceWriteSync(real);
+    } catch (error) {
+        throw new HostsFileError(real, "write", error);
     }
 }
 

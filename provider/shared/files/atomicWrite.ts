@@ -4,13 +4,14 @@
 // owner, and are renamed over it: a reader (or a crash) sees the old file or the new one, never a partial
 // one. Where that is impossible (a bind-mounted file gives EBUSY or EXDEV, as Docker's /etc/hosts does;
 // a directory we may not write; an owner we may not give the new file) we fall back to writing the file
-// in place, after saving a backup copy that restores the old content if the in-place write fails.
+// in place, after saving a backup copy that restores the old content if the in-place write fails, and
+// that the next writer restores if a crash cut the write short (inPlaceBackup.ts).
 //
 // The system calls are synchronous on purpose: each takes microseconds, and a writer holding a lock must
 // not wait behind other work on the event loop between them (a busy provider process would otherwise
 // hold the lock, and its callers, for many event-loop turns per write).
 
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import {
     type BigIntStats,
     closeSync,
@@ -25,11 +26,10 @@ import {
     renameSync,
     statSync,
     unlinkSync,
-    writeFileSync,
     writeSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
+import { saveBackup } from "./inPlaceBackup";
 import { isProcessAlive } from "./processes";
 
 /** How a write reached the disk. */
@@ -118,11 +118,7 @@ export function sweepTemporariesSync(target: string): number {
     return removed;
 }
 
-/** Where an in-place write keeps the previous content until it has succeeded. */
-export function backupPath(target: string): string {
-    const digest = createHash("sha256").update(target).digest("hex").slice(0, 16);
-    return join(tmpdir(), `pulumi-lifecycle-backup-${digest}-${basename(target)}`);
-}
+export { backupPath } from "./inPlaceBackup";
 
 /**
  * Writes over the file itself: same inode, so mode and owner stay. Not atomic, so the old content is
@@ -133,8 +129,9 @@ function writeInPlace(target: string, data: Uint8Array): WriteOutcome {
     const fd = openSync(target, "r+");
     try {
         const previous = readFileSync(fd);
-        const backup = backupPath(target);
-        writeFileSync(backup, previous, { mode: 0o600 });
+        // Fails (EEXIST) rather than replace the backup of an earlier write that did not finish: that
+        // backup is the only good copy, and recoverInPlaceWriteSync restores it first.
+        const backup = saveBackup(target, previous);
         try {
             writeAll(fd, data, 0);
             ftruncateSync(fd, data.length);
