@@ -17,9 +17,9 @@ export function shellQuote(word: string): string {
 
 /**
  * Characters that are not format characters yet show nothing: the Hangul fillers, the combining grapheme
- * joiner and the variation selectors.
+ * joiner and the variation selectors (an alternation: a class may not mix them with other characters).
  */
-export const INVISIBLE = /[\u034f\u115f\u1160\u3164\uffa0\ufe00-\ufe0f]|[\u{e0100}-\u{e01ef}]/u;
+export const INVISIBLE = /[\u115f\u1160\u3164\uffa0]|\u034f|\p{Variation_Selector}/u;
 
 /** Names a character for an error message: printable ones quoted, the rest as a code point. */
 export function describeCharacter(character: string): string {
