@@ -10,31 +10,14 @@ import { promisify } from "node:util";
 import { startTaskApiServer, type TaskApiServer } from "../provider/tasks/server/taskApiServer";
 import { Harness, type RunResult } from "./harness/harness";
 import { TOKEN } from "./support/datastoreFixture";
+import { API, API_IPV6, assertEntries, BASE, WEB } from "./support/hostsExample";
 import { makeTempDir, REPO_ROOT, type TempDir } from "./support/projects";
-
-const BASE = "127.0.0.1\tlocalhost\n# kept as it is\n";
-const WEB = "10.0.0.5\tweb.internal web # frontend\n";
-const API = (address: string) => `${address}\tapi.internal api\n`;
-const API_IPV6 = "fd00::6\tapi.internal api # the same names, for IPv6\n";
 
 /**
  * The run's steps, sorted. The SDK registers resources as their inputs resolve (a resource with more
  * inputs registers later), not in declaration order, and the engine steps them as they arrive, so
  * steps of independent resources have no order to assert.
  */
-/** Asserts the file is `BASE` followed by exactly `lines`, in the order the entries happened to be created. */
-async function assertEntries(file: string, lines: string[]): Promise<void> {
-    const text = await readFile(file, "utf8");
-    assert.ok(text.startsWith(BASE), "every byte before the entries is as it was");
-    assert.deepEqual(
-        text
-            .slice(BASE.length)
-            .split(/(?<=\n)/)
-            .sort(),
-        [...lines].sort(),
-    );
-}
-
 function kinds(result: RunResult): string[] {
     return result.steps.map((step) => `${step.kind} ${step.name}`).sort();
 }

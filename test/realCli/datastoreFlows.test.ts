@@ -10,16 +10,12 @@ import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { startTaskApiServer, type TaskApiServer } from "../../provider/tasks/server/taskApiServer";
 import { ASYNC_OPERATIONS_PATH, DATASTORES_PATH } from "../../provider/tasks/wire";
-import { CliProject, type CliRun, type ResourceSpec, type StateResource } from "../support/cliProject";
+import { assertOk, CliProject, type CliRun, type ResourceSpec, type StateResource } from "../support/cliProject";
 import { CLUSTER, GIB, HCI, TOKEN } from "../support/datastoreFixture";
 import { type PulumiCli, requirePulumiCli } from "../support/pulumiCli";
 
 const CREATE_TOKEN = "6f1c2a52-6c2e-4d8e-9d8a-3f0a8f6f2b11";
 const HOUR = 3_600_000;
-
-function assertOk(run: CliRun): void {
-    assert.ok(run.ok, `the CLI failed:\n${run.stderr}\n${run.stdout}`);
-}
 
 /** Pids of the dynamic-provider processes the engine started in `dir` (it runs plugins in the project). */
 function providersIn(dir: string): number[] {

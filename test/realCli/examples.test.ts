@@ -8,35 +8,15 @@ import { strict as assert } from "node:assert";
 import { copyFile, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { startTaskApiServer, type TaskApiServer } from "../../provider/tasks/server/taskApiServer";
-import { CliProject, type CliRun } from "../support/cliProject";
+import { assertOk, CliProject, type CliRun } from "../support/cliProject";
 import { TOKEN } from "../support/datastoreFixture";
+import { API, API_IPV6, assertEntries, BASE, WEB } from "../support/hostsExample";
 import { makeTempDir, REPO_ROOT, type TempDir } from "../support/projects";
 import { type PulumiCli, requirePulumiCli } from "../support/pulumiCli";
-
-const BASE = "127.0.0.1\tlocalhost\n# kept as it is\n";
-const WEB = "10.0.0.5\tweb.internal web # frontend\n";
-const API = (address: string) => `${address}\tapi.internal api\n`;
-const API_IPV6 = "fd00::6\tapi.internal api # the same names, for IPv6\n";
-
-function assertOk(run: CliRun): void {
-    assert.ok(run.ok, `the CLI failed:\n${run.stderr}\n${run.stdout}`);
-}
 
 /** Steps of independent resources have no order the engine promises: compare them sorted. */
 function sorted(run: CliRun): string[] {
     return [...run.steps].sort();
-}
-
-async function assertEntries(file: string, lines: string[]): Promise<void> {
-    const text = await readFile(file, "utf8");
-    assert.ok(text.startsWith(BASE), "every byte before the entries is as it was");
-    assert.deepEqual(
-        text
-            .slice(BASE.length)
-            .split(/(?<=\n)/)
-            .sort(),
-        [...lines].sort(),
-    );
 }
 
 function describeHostsProgram(label: string, projectDir: string, projectName: string): void {

@@ -7,7 +7,7 @@
 import { strict as assert } from "node:assert";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { CliProject, type CliRun, type CliState, nameOf, type ResourceSpec } from "../support/cliProject";
+import { assertOk, CliProject, type CliState, nameOf, type ResourceSpec } from "../support/cliProject";
 import { fixture } from "../support/hostsFixtures";
 import { type PulumiCli, requirePulumiCli } from "../support/pulumiCli";
 
@@ -21,10 +21,6 @@ const BASE_SHORTER = BASE.slice(BASE.indexOf("\n") + 1);
 /** The state's entries as `name id line N`. */
 function entries(state: CliState): string[] {
     return state.resources.map((r) => `${nameOf(r.urn)} ${r.id} line ${String(r.outputs?.line)}`);
-}
-
-function assertOk(run: CliRun): void {
-    assert.ok(run.ok, `the CLI failed:\n${run.stderr}\n${run.stdout}`);
 }
 
 describe("seed tables 000/001, rows 1-9, under the real Pulumi CLI", function () {

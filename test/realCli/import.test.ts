@@ -10,7 +10,7 @@ import { execFile } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { CliProject, type CliRun } from "../support/cliProject";
+import { assertOk, CliProject } from "../support/cliProject";
 import { fixture } from "../support/hostsFixtures";
 import { REPO_ROOT } from "../support/projects";
 import { type PulumiCli, requirePulumiCli } from "../support/pulumiCli";
@@ -19,10 +19,6 @@ const run = promisify(execFile);
 const EXISTING = `${fixture("debian").toString("utf8")}10.0.0.5\tweb.internal web # frontend\n10.0.0.6\tapi.internal\n`;
 /** What the engine says when a dynamic provider is called without its code. */
 const NO_PROVIDER_CODE = /code must be a string, not undefined/;
-
-function assertOk(result: CliRun): void {
-    assert.ok(result.ok, `the CLI failed:\n${result.stderr}\n${result.stdout}`);
-}
 
 describe("importing existing hosts lines under the real Pulumi CLI", function () {
     this.timeout(240_000);

@@ -6,14 +6,10 @@
 import { strict as assert } from "node:assert";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { CliProject, type CliRun, nameOf, type ResourceSpec } from "../support/cliProject";
+import { assertOk, CliProject, nameOf, type ResourceSpec } from "../support/cliProject";
 import { type PulumiCli, requirePulumiCli } from "../support/pulumiCli";
 
 const BASE = "127.0.0.1\tlocalhost\n# kept as it is\n";
-
-function assertOk(run: CliRun): void {
-    assert.ok(run.ok, `the CLI failed:\n${run.stderr}\n${run.stdout}`);
-}
 
 describe("seed 002 (read, import, manage, replace) under the real Pulumi CLI", function () {
     this.timeout(180_000);

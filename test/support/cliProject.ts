@@ -4,6 +4,7 @@
 // backend in a temporary directory. Operations go through the Automation API on the real `pulumi`
 // binary; the engine's own events give the steps, `pulumi stack export` the state.
 
+import { strict as assert } from "node:assert";
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { cp, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
@@ -81,6 +82,11 @@ for (const r of spec.resources) {
 }
 module.exports = Object.fromEntries(Object.entries(made).map(([name, resource]) => [name, resource.id]));
 `;
+
+/** Asserts the CLI operation succeeded, showing what the CLI printed when it did not. */
+export function assertOk(run: CliRun): void {
+    assert.ok(run.ok, `the CLI failed:\n${run.stderr}\n${run.stdout}`);
+}
 
 /** The name of a resource from its URN (the part after the last `::`). */
 export function nameOf(urn: string): string {

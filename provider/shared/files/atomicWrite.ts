@@ -26,9 +26,9 @@ import {
     renameSync,
     statSync,
     unlinkSync,
-    writeSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { overwrite, writeAll } from "./descriptors";
 import { saveBackup } from "./inPlaceBackup";
 import { isProcessAlive } from "./processes";
 
@@ -133,9 +133,7 @@ function writeInPlace(target: string, data: Uint8Array): WriteOutcome {
         // backup is the only good copy, and recoverInPlaceWriteSync restores it first.
         const backup = saveBackup(target, previous);
         try {
-            writeAll(fd, data, 0);
-            ftruncateSync(fd, data.length);
-            fsyncSync(fd);
+            overwrite(fd, data);
         } catch (error) {
             try {
                 writeAll(fd, previous, 0);
@@ -150,12 +148,6 @@ function writeInPlace(target: string, data: Uint8Array): WriteOutcome {
         return { method: "in-place", signature };
     } finally {
         closeSync(fd);
-    }
-}
-
-function writeAll(fd: number, data: Uint8Array, position: number): void {
-    for (let written = 0; written < data.length; ) {
-        written += writeSync(fd, data, written, data.length - written, position + written);
     }
 }
 

@@ -13,17 +13,16 @@ import {
     closeSync,
     constants,
     fsyncSync,
-    ftruncateSync,
     linkSync,
     lstatSync,
     mkdirSync,
     openSync,
     readFileSync,
     unlinkSync,
-    writeSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
+import { overwrite, writeAll } from "./descriptors";
 
 /** The private directory holding this user's backups; created when missing, refused when not private. */
 export function backupDirectory(): string {
@@ -79,9 +78,7 @@ export function saveBackup(target: string, previous: Uint8Array): string {
         0o600,
     );
     try {
-        for (let written = 0; written < previous.length; ) {
-            written += writeSync(fd, previous, written, previous.length - written, written);
-        }
+        writeAll(fd, previous, 0);
         fsyncSync(fd);
     } finally {
         closeSync(fd);
@@ -116,11 +113,7 @@ export function recoverInPlaceWriteSync(target: string): boolean {
     }
     const fd = openSync(target, "r+");
     try {
-        for (let written = 0; written < previous.length; ) {
-            written += writeSync(fd, previous, written, previous.length - written, written);
-        }
-        ftruncateSync(fd, previous.length);
-        fsyncSync(fd);
+        overwrite(fd, previous);
     } finally {
         closeSync(fd);
     }

@@ -15,7 +15,7 @@ import { MalformedResponseError } from "../../../provider/tasks/core/malformedRe
 import { MAX_RESPONSE_BYTES, TaskApiClient } from "../../../provider/tasks/core/taskApiClient";
 import { TaskApiError } from "../../../provider/tasks/core/taskApiError";
 import { TaskApiUnreachableError } from "../../../provider/tasks/core/taskApiUnreachableError";
-import { FakeTime, TOKEN } from "./support";
+import { FakeTime, rejection, TOKEN } from "./support";
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;
 
@@ -69,15 +69,6 @@ describe("TaskApiClient as a security boundary", () => {
             requestTimeoutMs: time.timerMs,
             maxAttempts: 3,
         });
-    }
-
-    async function rejection(promise: Promise<unknown>): Promise<unknown> {
-        try {
-            await promise;
-        } catch (error) {
-            return error;
-        }
-        assert.fail("expected a rejection");
     }
 
     it("refuses a task Location on another origin: the token, body and key never go there", async () => {

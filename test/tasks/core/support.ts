@@ -2,6 +2,7 @@
 // sleep that never wait for real time, a task API server on port 0 that tests close, and datastore
 // inputs. Nothing here waits for a real timer.
 
+import { strict as assert } from "node:assert";
 import type { Clock, Sleep } from "../../../provider/shared/time";
 import type { DatastoreInputs } from "../../../provider/tasks/datastoreSchema";
 import {
@@ -169,4 +170,14 @@ export function createBody(name = "ds19", overrides: Record<string, unknown> = {
         datastoreType: "VMFS",
         ...overrides,
     };
+}
+
+/** The error `promise` rejects with; fails the test when it resolves instead. */
+export async function rejection(promise: Promise<unknown>): Promise<unknown> {
+    try {
+        await promise;
+    } catch (error) {
+        return error;
+    }
+    assert.fail("the request resolved; it should have failed");
 }

@@ -24,7 +24,7 @@ import {
     type Fault,
     type TaskAccepted,
 } from "../../../provider/tasks/wire";
-import { createBody, FakeTime, heldSleep, REQUEST_TIMEOUT_MS, Servers, START, TOKEN } from "./support";
+import { createBody, FakeTime, heldSleep, REQUEST_TIMEOUT_MS, rejection, Servers, START, TOKEN } from "./support";
 
 const OPERATION_URL = /^http:\/\/127\.0\.0\.1:\d+\/data-services\/v1beta1\/async-operations\/[0-9a-f-]{36}$/;
 
@@ -78,15 +78,6 @@ describe("TaskApiClient", () => {
     /** Statuses the server logged for requests outside the test API. */
     function loggedStatuses(): (number | null)[] {
         return server.requests().map((entry) => entry.status);
-    }
-
-    async function rejection(promise: Promise<unknown>): Promise<unknown> {
-        try {
-            await promise;
-        } catch (error) {
-            return error;
-        }
-        assert.fail("the request resolved; it should have failed");
     }
 
     function assertApiError(error: unknown, status: number, code: string | undefined): TaskApiError {
