@@ -15,6 +15,10 @@ const ADVICE: Record<HostsFileOperation, Record<string, string>> = {
         ENOTDIR: "a part of the path is not a directory. Check `file`",
         ENOSPC: "the disk is full. Free some space and retry",
         ENOTREG: `it is not a regular file (a FIFO, device or socket), and writing would replace it. ${SET_FILE} to a regular hosts file`,
+        ECHANGED:
+            "another program kept changing it between our read and our write, every time we tried, without taking the " +
+            "pulumi-lifecycle lock. Nothing of theirs was overwritten. Retry; if it keeps happening, stop that program " +
+            "while Pulumi runs",
     },
     read: {
         EACCES: `permission denied. Run Pulumi as a user who may read it, or ${SET_FILE} to a hosts file you may read`,

@@ -58,8 +58,11 @@ interface FileQueue {
     swept: boolean;
 }
 
-/** How often a batch is recomputed when a writer that ignores our lock changed the file meanwhile. */
-const MAX_ATTEMPTS = 5;
+/**
+ * How often a batch is computed and written before giving up when a writer that ignores our lock keeps
+ * changing the file between our read and our rename (each attempt is one read, one parse and one write).
+ */
+const MAX_ATTEMPTS = 10;
 
 /** Serializes, coalesces and persists the operations on hosts files of one process. */
 export class HostsFileStore {
@@ -153,24 +156,23 @@ export class HostsFileStore {
         for (let attempt = 1; ; attempt++) {
             const revision = loaded.doc.revision;
             const outcomes = edits.map((op) => tryEdit(op, loaded.doc));
-            if (loaded.doc.revision !== revision) {
-                if (attempt < MAX_ATTEMPTS && currentSignature(real) !== loaded.signature) {
-                    // A writer that ignores our lock changed the file meanwhile: redo the edits on its version.
-                    queue.cache = undefined;
-                    loaded = await this.load(real, queue);
-                    continue;
-                }
-                const applied = outcomes.filter((outcome) => outcome.finish !== undefined).length;
-                const failure = await this.write(real, queue, loaded.doc, applied).then(
-                    () => undefined,
-                    (error: unknown) => ({ error }),
-                );
-                if (failure) {
-                    return () => {
-                        answerAll(readOutcomes);
-                        for (const { op, finish, error } of outcomes) op.reject(finish ? failure.error : error);
-                    };
-                }
+            if (loaded.doc.revision === revision) return () => answerAll([...readOutcomes, ...outcomes]);
+            const applied = outcomes.filter((outcome) => outcome.finish !== undefined).length;
+            const failure = await this.write(real, queue, loaded.doc, applied, loaded.signature).then(
+                () => undefined,
+                (error: unknown) => ({ error }),
+            );
+            if (failure && codeOf(failure.error) === "ECHANGED" && attempt < MAX_ATTEMPTS) {
+                // A writer that ignores our lock changed the file between our read and our rename: nothing
+                // was written; redo the edits on its version.
+                loaded = await this.load(real, queue);
+                continue;
+            }
+            if (failure) {
+                return () => {
+                    answerAll(readOutcomes);
+                    for (const { op, finish, error } of outcomes) op.reject(finish ? failure.error : error);
+                };
             }
             return () => answerAll([...readOutcomes, ...outcomes]);
         }
@@ -196,10 +198,17 @@ export class HostsFileStore {
         return queue.cache;
     }
 
-    private async write(real: string, queue: FileQueue, doc: HostsDocument, edits: number): Promise<void> {
+    /** Writes `doc`, unless the file is no longer the one whose `signature` it was read with. */
+    private async write(
+        real: string,
+        queue: FileQueue,
+        doc: HostsDocument,
+        edits: number,
+        signature: string,
+    ): Promise<void> {
         const data = doc.toBuffer();
         try {
-            const outcome = writeFileAtomicSync(real, data);
+            const outcome = writeFileAtomicSync(real, data, signature);
             queue.cache = { doc, signature: outcome.signature };
             this.options.onWrite?.({ file: real, edits, bytes: data.length, method: outcome.method });
         } catch (error) {

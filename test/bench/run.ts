@@ -1,5 +1,6 @@
 // `npm run bench`: runs the benchmarks and prints their tables. `npm run bench -- hosts` runs one.
 
+import { benchForeignWriter, type ForeignWriterRun } from "./foreignWriterBench";
 import { benchHostile, benchInProcess, benchNoop, benchProvider, type HostsRun, IN_FLIGHT } from "./hostsBench";
 import { machineLine, table } from "./machine";
 import { benchTasks, percentile, type TasksRun } from "./tasksBench";
@@ -103,7 +104,29 @@ const polls = (run: TasksRun) => run.polls.map((p) => p.polls);
 const withinTarget = (run: TasksRun) =>
     run.lagMs.filter((lag, i) => lag <= 0.1 * (lag / ((run.lagPercent[i] ?? 0) / 100)) + 100).length;
 
-const BENCHMARKS: Record<string, () => Promise<void>> = { hosts, tasks };
+/** Append intervals of the writer that ignores our lock: a busy script, and a slow one. */
+const FOREIGN_INTERVALS_MS = [1, 50];
+
+async function foreign(): Promise<void> {
+    console.log("A writer that ignores our lock appends 1,000 lines (O_APPEND, one every 1 or 50 ms) while the");
+    console.log("provider creates and deletes entries in the same file, 4 operations in flight");
+    console.log(`Machine: ${machineLine()}\n`);
+    const runs: ForeignWriterRun[] = [];
+    for (const intervalMs of FOREIGN_INTERVALS_MS) runs.push(await benchForeignWriter(intervalMs));
+    const rows = runs.map((run) => [
+        `${run.intervalMs} ms`,
+        `${run.lost} of ${run.appends}`,
+        String(run.ourOperations),
+        String(run.ourWrites),
+        String(run.ourFailures),
+    ]);
+    console.log(table(["append every", "foreign lines lost", "our operations", "our writes", "ours failed"], rows));
+    for (const run of runs) {
+        if (run.firstFailure) console.log(`\nFirst failure at ${run.intervalMs} ms: ${run.firstFailure}`);
+    }
+}
+
+const BENCHMARKS: Record<string, () => Promise<void>> = { hosts, tasks, foreign };
 
 async function main(): Promise<void> {
     const chosen = process.argv.slice(2);

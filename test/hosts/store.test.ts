@@ -5,6 +5,7 @@
 
 import { strict as assert } from "node:assert";
 import { execFileSync } from "node:child_process";
+import { appendFileSync } from "node:fs";
 import { lstat, mkdir, readFile, readlink, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createEntry, deleteEntry, readEntry } from "../../provider/hosts/entries";
@@ -95,6 +96,40 @@ describe("hosts file store", () => {
         await writeFile(file, foreign);
         await create(2);
         assert.equal(await readFile(file, "utf8"), `${foreign}10.1.0.2\thost-2.test\n`);
+    });
+
+    it("redoes a batch on the new content when a foreign write lands after the read", async () => {
+        let foreignWrites = 0;
+        await store.edit(file, (doc) => {
+            // Runs once per attempt; the first time, another program appends between our read and our write.
+            if (foreignWrites++ === 0) appendFileSync(file, "192.168.1.1\tprinter\n");
+            createEntry(doc, entry(4), { adopt: false, file });
+            return () => undefined;
+        });
+        assert.equal(foreignWrites, 2, "computed twice: on the old content, then on the new");
+        assert.equal(await readFile(file, "utf8"), `${BASE}192.168.1.1\tprinter\n10.1.0.4\thost-4.test\n`);
+        assert.equal(writes.length, 1);
+    });
+
+    it("fails with the file intact, never overwriting, when a foreign writer changes it on every attempt", async () => {
+        let foreignWrites = 0;
+        const error = await store
+            .edit(file, (doc) => {
+                appendFileSync(file, `192.168.1.${++foreignWrites}\tforeign-${foreignWrites}.test\n`);
+                createEntry(doc, entry(4), { adopt: false, file });
+                return () => undefined;
+            })
+            .then(
+                () => assert.fail("the write went through over a foreign change"),
+                (e: unknown) => e,
+            );
+        assert.ok(error instanceof HostsFileError);
+        assert.equal(error.code, "ECHANGED");
+        assert.match(error.message, /another program kept changing it .* Nothing of theirs was overwritten\. Retry/);
+        const text = await readFile(file, "utf8");
+        assert.equal((text.match(/foreign-\d+\.test/g) ?? []).length, foreignWrites, "every foreign line kept");
+        assert.doesNotMatch(text, /host-4\.test/);
+        assert.equal(writes.length, 0);
     });
 
     it("follows a symlinked hosts file: the target changes, the link stays", async () => {

@@ -3,9 +3,16 @@
 // as Docker's /etc/hosts), a directory we may not write, an owner we may not give a new file.
 
 import { strict as assert } from "node:assert";
+import { appendFileSync, statSync } from "node:fs";
 import { chmod, chown, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { backupPath, sweepTemporariesSync, writeFileAtomicSync } from "../../provider/shared/files/atomicWrite";
+import {
+    backupPath,
+    signatureOf,
+    sweepTemporariesSync,
+    writeFileAtomicSync,
+} from "../../provider/shared/files/atomicWrite";
+import { FileChangedError } from "../../provider/shared/files/fileChangedError";
 import { makeTempDir, REPO_ROOT, type TempDir } from "../support/projects";
 import { bindMount, canBindMount, deadPid, isRoot, runUnprivileged, skipBecause } from "../support/system";
 
@@ -33,6 +40,40 @@ describe("atomic write", () => {
         assert.equal(outcome.method, "rename");
         assert.equal(await readFile(target, "utf8"), "new\n");
         assert.deepEqual(await readdir(temp.dir), ["hosts"]);
+    });
+
+    it("refuses to replace a file that another writer changed since it was read, writing nothing", async () => {
+        const read = signatureOf(statSync(target, { bigint: true }));
+        appendFileSync(target, "10.0.0.1 foreign.test\n");
+        assert.throws(() => writeFileAtomicSync(target, Buffer.from("ours\n"), read), FileChangedError);
+        assert.equal(await readFile(target, "utf8"), "old\n10.0.0.1 foreign.test\n");
+        assert.deepEqual(await readdir(temp.dir), ["hosts"], "the temporary file was removed");
+        const current = signatureOf(statSync(target, { bigint: true }));
+        assert.equal(writeFileAtomicSync(target, Buffer.from("ours\n"), current).method, "rename");
+        assert.equal(await readFile(target, "utf8"), "ours\n");
+    });
+
+    it("refuses to create a file that another writer created since it was found missing", async () => {
+        const fresh = join(temp.dir, "fresh");
+        await writeFile(fresh, "theirs\n");
+        assert.throws(() => writeFileAtomicSync(fresh, Buffer.from("ours\n"), ""), FileChangedError);
+        assert.equal(await readFile(fresh, "utf8"), "theirs\n");
+    });
+
+    it("refuses an in-place write over a bind-mounted file changed since it was read", async function () {
+        if (!canBindMount()) skipBecause(this, "needs root with mount(8) to bind-mount a file");
+        const source = join(temp.dir, "source");
+        await writeFile(source, "old\n");
+        const unmount = bindMount(source, target);
+        try {
+            const read = signatureOf(statSync(target, { bigint: true }));
+            appendFileSync(target, "10.0.0.1 foreign.test\n");
+            assert.throws(() => writeFileAtomicSync(target, Buffer.from("ours\n"), read), FileChangedError);
+            assert.equal(await readFile(source, "utf8"), "old\n10.0.0.1 foreign.test\n");
+            await assert.rejects(stat(backupPath(target)), { code: "ENOENT" }, "no backup was left behind");
+        } finally {
+            unmount();
+        }
     });
 
     it("creates a missing file with mode 0644", async () => {

@@ -29,6 +29,7 @@ import {
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { overwrite, writeAll } from "./descriptors";
+import { FileChangedError } from "./fileChangedError";
 import { saveBackup } from "./inPlaceBackup";
 import { isProcessAlive } from "./processes";
 
@@ -61,8 +62,12 @@ export function fileSignatureSync(fd: number): string {
  * Replaces the content of `target` (a real path, symlinks already resolved) with `data`. Creates the file
  * (mode 0644) when it does not exist. Keeps mode and owner. Throws the underlying error when neither
  * the rename nor the in-place write is possible; the file is then unchanged.
+ *
+ * With `unchangedSince` (the signature of the content `data` was computed from, "" for no file), the
+ * target is checked again as late as possible, after the new bytes are on disk and just before they
+ * replace it, and FileChangedError is thrown, with nothing written, if another writer changed it.
  */
-export function writeFileAtomicSync(target: string, data: Uint8Array): WriteOutcome {
+export function writeFileAtomicSync(target: string, data: Uint8Array, unchangedSince?: string): WriteOutcome {
     const existing = statOrUndefined(target);
     const temporary = join(dirname(target), temporaryName(basename(target)));
     let fd: number | undefined;
@@ -77,12 +82,13 @@ export function writeFileAtomicSync(target: string, data: Uint8Array): WriteOutc
         const signature = fileSignatureSync(fd);
         closeSync(fd);
         fd = undefined;
+        if (unchangedSince !== undefined) assertUnchanged(target, unchangedSince);
         try {
             renameSync(temporary, target);
         } catch (error) {
             if (existing && RENAME_IMPOSSIBLE.has(codeOf(error))) {
                 removeQuietly(temporary);
-                return writeInPlace(target, data);
+                return writeInPlace(target, data, unchangedSince);
             }
             throw error;
         }
@@ -92,7 +98,7 @@ export function writeFileAtomicSync(target: string, data: Uint8Array): WriteOutc
         if (fd !== undefined) closeQuietly(fd);
         removeQuietly(temporary);
         if (existing && (TEMPORARY_IMPOSSIBLE.has(codeOf(error)) || error instanceof OwnerNotKeptError)) {
-            return writeInPlace(target, data);
+            return writeInPlace(target, data, unchangedSince);
         }
         throw error;
     }
@@ -125,10 +131,13 @@ export { backupPath } from "./inPlaceBackup";
  * saved first and written back if the write fails; new bytes are written before the file is cut to
  * length, so the file is never empty or shorter than the content it holds.
  */
-function writeInPlace(target: string, data: Uint8Array): WriteOutcome {
+function writeInPlace(target: string, data: Uint8Array, unchangedSince: string | undefined): WriteOutcome {
     const fd = openSync(target, "r+");
     try {
         const previous = readFileSync(fd);
+        if (unchangedSince !== undefined && fileSignatureSync(fd) !== unchangedSince) {
+            throw new FileChangedError(target);
+        }
         // Fails (EEXIST) rather than replace the backup of an earlier write that did not finish: that
         // backup is the only good copy, and recoverInPlaceWriteSync restores it first.
         const backup = saveBackup(target, previous);
@@ -178,6 +187,12 @@ function syncDirectory(directory: string): void {
     } catch {
         // Some file systems cannot sync a directory; the rename itself has already happened.
     }
+}
+
+/** Throws FileChangedError when `target`'s signature is no longer `expected` ("" for no file). */
+function assertUnchanged(target: string, expected: string): void {
+    const current = statOrUndefined(target);
+    if ((current ? signatureOf(current) : "") !== expected) throw new FileChangedError(target);
 }
 
 function statOrUndefined(path: string): BigIntStats | undefined {

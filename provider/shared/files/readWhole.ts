@@ -36,7 +36,9 @@ export function readWholeSync(path: string): { bytes: Buffer; signature: string 
             const before = fileSignatureSync(fd);
             const bytes = readFileSync(fd);
             const after = fileSignatureSync(fd);
-            if (before === after || attempt >= MAX_ATTEMPTS) return { bytes, signature: after };
+            // Still moving after the last attempt: answer with the signature from before the read, which no
+            // longer matches the file, so a write computed from these bytes is refused, never a loss.
+            if (before === after || attempt >= MAX_ATTEMPTS) return { bytes, signature: before };
         } finally {
             closeSync(fd);
         }
