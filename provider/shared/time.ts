@@ -15,3 +15,13 @@ export const systemClock: Clock = () => Date.now();
 export const timerSleep: Sleep = async (ms, signal) => {
     await delay(ms, undefined, signal ? { signal } : undefined);
 };
+
+/** Runs `action` every `everyMs` until the returned function is called. */
+export type Repeat = (everyMs: number, action: () => void) => () => void;
+
+/** A real interval that never keeps the process alive by itself. */
+export const timerRepeat: Repeat = (everyMs, action) => {
+    const interval = setInterval(action, everyMs);
+    interval.unref();
+    return () => clearInterval(interval);
+};

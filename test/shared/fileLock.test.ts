@@ -1,9 +1,10 @@
 // Guards the cross-process file lock: exclusive, bounded wait with a clear error, abandoned locks of
-// dead or stale holders broken at once, and release that never removes someone else's lock.
+// dead holders or holders that stopped refreshing broken at once, a live holder's lock never taken
+// however long it works, and release that never removes someone else's lock.
 // Time is injected: no test waits on a real clock.
 
 import { strict as assert } from "node:assert";
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { readdir, readFile, utimes, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { acquireFileLock, lockPathFor } from "../../provider/shared/files/fileLock";
@@ -11,20 +12,41 @@ import { LockTimeoutError } from "../../provider/shared/files/lockTimeoutError";
 import { makeTempDir, type TempDir } from "../support/projects";
 import { deadPid } from "../support/system";
 
-/** A clock that only moves when the code under test sleeps. */
+/**
+ * A clock that only moves when the code under test sleeps (starting at the real time, as lock files'
+ * modification times do), and the repeated actions it runs as it moves, as timers would.
+ */
 function fakeTime(onSleep: (ms: number) => Promise<void> | void = () => undefined) {
-    let now = 1_000_000;
+    let now = Math.floor(Date.now() / 1000) * 1000;
     const sleeps: number[] = [];
+    const repeats: { everyMs: number; action: () => void; last: number; stopped: boolean }[] = [];
     return {
         clock: () => now,
         sleep: async (ms: number) => {
             sleeps.push(ms);
             now += ms;
+            for (const repeat of repeats) {
+                while (!repeat.stopped && now - repeat.last >= repeat.everyMs) {
+                    repeat.last += repeat.everyMs;
+                    repeat.action();
+                }
+            }
             await onSleep(ms);
         },
+        repeat: (everyMs: number, action: () => void) => {
+            const repeat = { everyMs, action, last: now, stopped: false };
+            repeats.push(repeat);
+            return () => {
+                repeat.stopped = true;
+            };
+        },
         sleeps,
+        repeats,
     };
 }
+
+/** Sets a lock file's last refresh (its modification time) to `ms`. */
+const refreshedAt = (path: string, ms: number) => utimes(path, ms / 1000, ms / 1000);
 
 describe("file lock", () => {
     let temp: TempDir;
@@ -81,10 +103,11 @@ describe("file lock", () => {
         await lock.release();
     });
 
-    it("breaks a lock older than staleMs even when its holder cannot be checked (another host)", async () => {
+    it("breaks a lock not refreshed for staleMs when its holder cannot be checked (another host)", async () => {
         const time = fakeTime();
         const since = time.clock() - 61_000;
         await writeFile(lockPathFor(target), JSON.stringify({ pid: 1, host: "elsewhere", token: "x", since }));
+        await refreshedAt(lockPathFor(target), since);
         const lock = await acquireFileLock(target, { timeoutMs: 1000, staleMs: 60_000, ...time });
         assert.deepEqual(time.sleeps, []);
         await lock.release();
@@ -97,6 +120,34 @@ describe("file lock", () => {
             JSON.stringify({ pid: 1, host: "elsewhere", token: "x", since: time.clock() }),
         );
         await assert.rejects(acquireFileLock(target, { timeoutMs: 200, staleMs: 60_000, ...time }), LockTimeoutError);
+    });
+
+    it("breaks a lock whose holder looks alive but stopped refreshing it (a reused pid, a hung holder)", async () => {
+        const time = fakeTime();
+        const since = time.clock() - 61_000;
+        const holder = { pid: process.pid, host: hostname(), token: "x", since };
+        await writeFile(lockPathFor(target), JSON.stringify(holder));
+        await refreshedAt(lockPathFor(target), since);
+        const lock = await acquireFileLock(target, { timeoutMs: 1000, staleMs: 60_000, ...time });
+        assert.deepEqual(time.sleeps, []);
+        await lock.release();
+    });
+
+    it("never takes a live holder's lock, however long it works, while it keeps refreshing it", async () => {
+        const time = fakeTime();
+        const options = { timeoutMs: 200_000, staleMs: 60_000, ...time };
+        const holder = await acquireFileLock(target, options);
+        const error = await acquireFileLock(target, options).then(
+            () => assert.fail("a waiter took the lock of a holder that was still working"),
+            (e: unknown) => e,
+        );
+        assert.ok(error instanceof LockTimeoutError, String(error));
+        assert.equal(error.waitedMs, 200_000, "waited the whole bounded wait, far beyond staleMs");
+        const [refresh] = time.repeats;
+        assert.equal(refresh?.everyMs, 15_000, "refreshed every quarter of staleMs");
+        await holder.release();
+        assert.equal(refresh?.stopped, true, "refreshing stops with the release");
+        await assert.rejects(readFile(holder.path), { code: "ENOENT" });
     });
 
     it("never shows a lock file without its holder, even to a reader racing the takers", async () => {

@@ -11,12 +11,8 @@ import { join } from "node:path";
 import { createEntry } from "../../provider/hosts/entries";
 import { HostsFileStore } from "../../provider/hosts/hostsFileStore";
 import { writeFileAtomicSync } from "../../provider/shared/files/atomicWrite";
-import {
-    backupDirectory,
-    backupPath,
-    recoverInPlaceWriteSync,
-    saveBackup,
-} from "../../provider/shared/files/inPlaceBackup";
+import { backupPath, recoverInPlaceWriteSync, saveBackup } from "../../provider/shared/files/inPlaceBackup";
+import { privateDirectory } from "../../provider/shared/files/privateDirectory";
 import { makeTempDir, type TempDir } from "../support/projects";
 import { bindMount, canBindMount, isRoot, skipBecause } from "../support/system";
 
@@ -42,7 +38,7 @@ describe("in-place write backups", () => {
     });
 
     it("keeps backups in a directory only this user may enter", async () => {
-        const directory = backupDirectory();
+        const directory = privateDirectory();
         const info = await stat(directory);
         assert.equal(info.mode & 0o777, 0o700);
         assert.equal(info.uid, process.getuid?.());
@@ -53,7 +49,10 @@ describe("in-place write backups", () => {
         const victim = join(temp.dir, "victim");
         await mkdir(victim);
         await symlink(victim, join(tmp, `pulumi-lifecycle-${process.getuid?.()}`));
-        assert.throws(() => saveBackup(target, Buffer.from("old\n")), /refusing to keep a backup in .*not a directory/);
+        assert.throws(
+            () => saveBackup(target, Buffer.from("old\n")),
+            /refusing to keep backups and locks in .*not a directory/,
+        );
         assert.deepEqual(await readdir(victim), []);
     });
 
@@ -61,7 +60,7 @@ describe("in-place write backups", () => {
         const directory = join(tmp, `pulumi-lifecycle-${process.getuid?.()}`);
         await mkdir(directory);
         await chmod(directory, 0o777);
-        assert.throws(() => backupDirectory(), /others may enter it \(mode 777\)/);
+        assert.throws(() => privateDirectory(), /others may enter it \(mode 777\)/);
     });
 
     it("refuses a backup directory that belongs to another user", async function () {
@@ -69,7 +68,7 @@ describe("in-place write backups", () => {
         const directory = join(tmp, `pulumi-lifecycle-${process.getuid?.()}`);
         await mkdir(directory, { mode: 0o700 });
         await chown(directory, 1234, 1234);
-        assert.throws(() => backupDirectory(), /belongs to uid 1234/);
+        assert.throws(() => privateDirectory(), /belongs to uid 1234/);
     });
 
     it("never replaces a backup that is already there: it is the only good copy", () => {

@@ -1,19 +1,25 @@
 // A cross-process lock on a file, for read-modify-write cycles by several processes (two stacks, the
 // provider and the import helper, a test's second writer).
 //
-// The lock is a file created with O_EXCL beside the target, naming its holder. A lock whose holder
-// process is gone (same host) or that is older than `staleMs` is abandoned and broken, so a process
-// killed with SIGKILL never blocks the next one. Where the directory is not writable, the lock lives in
-// the temporary directory instead, keyed by the target's real path. Its file operations are synchronous
-// (microseconds, and no event-loop turns while deciding); only waiting for a held lock sleeps.
+// The lock is a file created with O_EXCL beside the target, naming its holder. Its holder refreshes it
+// (its modification time) every quarter of `staleMs` while it holds it, however long it works. A lock
+// is abandoned, and broken, only when its holder is gone (a dead pid on this host) or has stopped
+// refreshing it for `staleMs` (a hung or killed holder on another host, a reused pid): a process killed
+// with SIGKILL never blocks the next one, and a live holder's lock is never taken.
+//
+// Where the directory is not writable, the lock lives in this user's private directory under $TMPDIR
+// instead (privateDirectory.ts), keyed by the target's real path, where no other user can plant it.
+// Its file operations are synchronous (microseconds, and no event-loop turns while deciding); only
+// waiting for a held lock sleeps.
 
 import { createHash, randomBytes } from "node:crypto";
-import { linkSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
-import { hostname, tmpdir } from "node:os";
+import { linkSync, readFileSync, statSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
-import { type Clock, type Sleep, systemClock, timerSleep } from "../time";
+import { type Clock, type Repeat, type Sleep, systemClock, timerRepeat, timerSleep } from "../time";
 import { codeOf, removeQuietly, sweepTemporariesSync, temporaryName } from "./atomicWrite";
 import { LockTimeoutError } from "./lockTimeoutError";
+import { privateDirectory } from "./privateDirectory";
 import { isProcessAlive } from "./processes";
 
 /** Who holds a lock; written into the lock file. */
@@ -29,10 +35,15 @@ export interface LockHolder {
 export interface LockOptions {
     /** The longest wait for a held lock before LockTimeoutError. */
     readonly timeoutMs: number;
-    /** Age after which a lock counts as abandoned even when its pid looks alive (pid reuse, other hosts). */
+    /**
+     * How long a lock may go unrefreshed before it counts as abandoned even when its pid looks alive
+     * (another host, a reused pid, a hung holder). Holders refresh every quarter of it.
+     */
     readonly staleMs: number;
     readonly clock?: Clock;
     readonly sleep?: Sleep;
+    /** Schedules the holder's refreshes. */
+    readonly repeat?: Repeat;
 }
 
 /** A held lock. */
@@ -54,10 +65,10 @@ export function lockPathFor(target: string): string {
     return join(dirname(target), `.${basename(target)}.pulumi-lifecycle.lock`);
 }
 
-/** The lock file used when the target's directory is not writable. */
+/** The lock file used when the target's directory is not writable: in this user's private directory. */
 export function fallbackLockPathFor(target: string): string {
     const digest = createHash("sha256").update(target).digest("hex").slice(0, 16);
-    return join(tmpdir(), `pulumi-lifecycle-${digest}.lock`);
+    return join(privateDirectory(), `lock-${digest}-${basename(target)}`);
 }
 
 /** Takes the lock on `target` (a real path), waiting at most `options.timeoutMs`. */
@@ -88,15 +99,19 @@ async function acquireAt(path: string, target: string, options: LockOptions): Pr
                 swept.add(path);
                 sweepTemporariesSync(path);
             }
-            return { path, release: () => releaseIfOurs(path, holder.token) };
+            return hold(path, holder.token, clock, options);
         }
         const current = readHolder(path);
         if (current === "gone") continue;
-        if (current !== undefined && isAbandoned(current, clock(), options.staleMs)) {
+        const refreshed = refreshedAt(path);
+        if (refreshed === undefined) continue;
+        const unrefreshedFor = clock() - refreshed;
+        if (current !== undefined && isAbandoned(current, unrefreshedFor, options.staleMs)) {
             breakLock(path, current.token);
             continue;
         }
-        if (current === undefined && isUnnamedAndOld(path, options.staleMs)) {
+        if (current === undefined && unrefreshedFor > options.staleMs) {
+            // Named by nobody (written by a taker that died at once) and never refreshed.
             removeQuietly(path);
             continue;
         }
@@ -107,9 +122,42 @@ async function acquireAt(path: string, target: string, options: LockOptions): Pr
     }
 }
 
-function isAbandoned(holder: LockHolder, now: number, staleMs: number): boolean {
+/** Marks the lock ours and refreshed now, and keeps refreshing it until it is released. */
+function hold(path: string, token: string, clock: Clock, options: LockOptions): HeldLock {
+    const refresh = () => {
+        const current = readHolder(path);
+        if (current === "gone" || current?.token !== token) return;
+        try {
+            const seconds = clock() / 1000;
+            utimesSync(path, seconds, seconds);
+        } catch {
+            // Gone between the read and the touch: released or broken, and no longer ours to refresh.
+        }
+    };
+    refresh();
+    const stop = (options.repeat ?? timerRepeat)(Math.max(1, Math.floor(options.staleMs / 4)), refresh);
+    return {
+        path,
+        release: async () => {
+            stop();
+            await releaseIfOurs(path, token);
+        },
+    };
+}
+
+/** When the lock at `path` was last refreshed (its mtime), or undefined when it vanished. */
+function refreshedAt(path: string): number | undefined {
+    try {
+        return statSync(path).mtimeMs;
+    } catch (error) {
+        if (codeOf(error) === "ENOENT") return undefined;
+        throw error;
+    }
+}
+
+function isAbandoned(holder: LockHolder, unrefreshedFor: number, staleMs: number): boolean {
     if (holder.host === hostname() && !isProcessAlive(holder.pid)) return true;
-    return now - holder.since > staleMs;
+    return unrefreshedFor > staleMs;
 }
 
 /**
@@ -136,15 +184,6 @@ function createNamed(path: string, holder: LockHolder): boolean {
         }
     } finally {
         removeQuietly(temporary);
-    }
-}
-
-/** A lock file that never got its holder written (its writer died at once) and is older than `staleMs`. */
-function isUnnamedAndOld(path: string, staleMs: number): boolean {
-    try {
-        return Date.now() - statSync(path).mtimeMs > staleMs;
-    } catch {
-        return false;
     }
 }
 

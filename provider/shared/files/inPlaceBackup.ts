@@ -1,62 +1,24 @@
 // The backup an in-place write keeps of a file's previous content, and the recovery of a write that a
 // crash cut short.
 //
-// Backups live in a directory only this user can enter ($TMPDIR/pulumi-lifecycle-<uid>, mode 0700,
-// checked: ours, a real directory, no access for others), under a name derived from the target. They are
+// Backups live in this user's private directory (privateDirectory.ts), under a name derived from the
+// target. They are
 // written to an exclusive temporary file that never follows a symlink, flushed, then linked to their
 // final name, which fails rather than replace an existing backup: a backup that exists is the only good
 // copy of a file whose in-place write did not finish, and is restored (by the next writer, under the
 // lock) before anything else reads or writes that file.
 
 import { createHash } from "node:crypto";
-import {
-    closeSync,
-    constants,
-    fsyncSync,
-    linkSync,
-    lstatSync,
-    mkdirSync,
-    openSync,
-    readFileSync,
-    unlinkSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
+import { closeSync, constants, fsyncSync, linkSync, openSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { overwrite, writeAll } from "./descriptors";
-
-/** The private directory holding this user's backups; created when missing, refused when not private. */
-export function backupDirectory(): string {
-    const uid = process.getuid?.() ?? 0;
-    const directory = join(tmpdir(), `pulumi-lifecycle-${uid}`);
-    try {
-        mkdirSync(directory, { mode: 0o700 });
-    } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-    }
-    const info = lstatSync(directory);
-    const problem = !info.isDirectory()
-        ? "it is not a directory (a symlink, or a file)"
-        : process.platform !== "win32" && info.uid !== uid
-          ? `it belongs to uid ${info.uid}, not to this user (${uid})`
-          : process.platform !== "win32" && (info.mode & 0o077) !== 0
-            ? `others may enter it (mode ${(info.mode & 0o777).toString(8)})`
-            : undefined;
-    if (problem) {
-        throw Object.assign(
-            new Error(
-                `refusing to keep a backup in ${directory}: ${problem}. Someone may be trying to make this ` +
-                    "process write elsewhere; remove it (or set TMPDIR to a private directory) and retry.",
-            ),
-            { code: "EUNSAFEDIR" },
-        );
-    }
-    return directory;
-}
+import { privateDirectory } from "./privateDirectory";
+import { isProcessAlive } from "./processes";
 
 /** Where an in-place write of `target` keeps the previous content until it has succeeded. */
 export function backupPath(target: string): string {
     const digest = createHash("sha256").update(target).digest("hex").slice(0, 16);
-    return join(backupDirectory(), `backup-${digest}-${basename(target)}`);
+    return join(privateDirectory(), `backup-${digest}-${basename(target)}`);
 }
 
 /**
@@ -66,12 +28,7 @@ export function backupPath(target: string): string {
 export function saveBackup(target: string, previous: Uint8Array): string {
     const backup = backupPath(target);
     const temporary = `${backup}.${process.pid}.tmp`;
-    try {
-        // Only this user can create files here: a leftover is ours, from a process with this pid.
-        unlinkSync(temporary);
-    } catch {
-        // None: the usual case.
-    }
+    sweepBackupTemporaries(backup);
     const fd = openSync(
         temporary,
         constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0),
@@ -89,6 +46,24 @@ export function saveBackup(target: string, previous: Uint8Array): string {
         unlinkSync(temporary);
     }
     return backup;
+}
+
+/**
+ * Removes the temporaries that writers killed while saving a backup of the same target left behind
+ * (only this user can create files here, so each is ours, and a dead pid's is abandoned), and any of
+ * this pid's own.
+ */
+function sweepBackupTemporaries(backup: string): void {
+    const prefix = `${basename(backup)}.`;
+    for (const name of readdirSync(dirname(backup))) {
+        const pid = name.startsWith(prefix) ? /^\.(\d+)\.tmp$/.exec(name.slice(prefix.length - 1))?.[1] : undefined;
+        if (pid === undefined || (Number(pid) !== process.pid && isProcessAlive(Number(pid)))) continue;
+        try {
+            unlinkSync(join(dirname(backup), name));
+        } catch {
+            // Removed meanwhile.
+        }
+    }
 }
 
 /**

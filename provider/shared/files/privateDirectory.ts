@@ -1,0 +1,39 @@
+// The one directory this package writes in $TMPDIR: $TMPDIR/pulumi-lifecycle-<uid>, mode 0700, checked
+// on every use (ours, a real directory and not a symlink, no access for others). Everything else lives
+// inside it, where no other user can plant a symlink or a file, so names there may be predictable.
+
+import { lstatSync, mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/**
+ * This user's private directory for in-place backups and fallback locks; created when missing, refused
+ * when not private.
+ */
+export function privateDirectory(): string {
+    const uid = process.getuid?.() ?? 0;
+    const directory = join(tmpdir(), `pulumi-lifecycle-${uid}`);
+    try {
+        mkdirSync(directory, { mode: 0o700 });
+    } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+    const info = lstatSync(directory);
+    const problem = !info.isDirectory()
+        ? "it is not a directory (a symlink, or a file)"
+        : process.platform !== "win32" && info.uid !== uid
+          ? `it belongs to uid ${info.uid}, not to this user (${uid})`
+          : process.platform !== "win32" && (info.mode & 0o077) !== 0
+            ? `others may enter it (mode ${(info.mode & 0o777).toString(8)})`
+            : undefined;
+    if (problem) {
+        throw Object.assign(
+            new Error(
+                `refusing to keep backups and locks in ${directory}: ${problem}. Someone may be trying to make this ` +
+                    "process write elsewhere; remove it (or set TMPDIR to a private directory) and retry.",
+            ),
+            { code: "EUNSAFEDIR" },
+        );
+    }
+    return directory;
+}
