@@ -16,7 +16,8 @@ const TIMEOUT_KEYS = ["create", "update", "delete"] as const;
 /**
  * The natural key and the datastore type force a replacement; the size grows in place (a PATCH task);
  * the create token, timeouts, adopt and untaint only change state. A tainted datastore (a create that did
- * not finish) is replaced unless the program sets `untaint`. A replacement that keeps the natural key
+ * not finish) is replaced unless the program sets `untaint`. (A create whose outcome was unknown is partial
+ * state, and the engine updates partial state on the next up whatever the diff says: that update finds it.) A replacement that keeps the natural key
  * must delete first, since the name is unique per cluster; one that changes it creates first.
  */
 export function diffDatastore(olds: Partial<DatastoreOutputs>, news: DatastoreInputs): DatastoreDiff {

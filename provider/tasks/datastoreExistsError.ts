@@ -12,12 +12,18 @@ export class DatastoreExistsError extends Error {
         readonly existing: Datastore,
         readonly hasToken: boolean,
     ) {
-        const createdBy = existing.idempotencyKey
-            ? "it was created with another createToken"
-            : "it was created without a createToken, so it cannot be told apart from one made by someone else";
+        const createdBy = hasToken
+            ? "none of the creates of this resource's createToken made it"
+            : "this resource has no createToken, so it cannot be told apart from one made by someone else";
+        const adoptable =
+            existing.state === "ERROR"
+                ? "; in state ERROR it is taken over tainted, and the next `pulumi up` replaces it"
+                : existing.state === "OK"
+                  ? " (its size and type must match the program)"
+                  : ` (its size and type must match the program, once it is OK instead of ${existing.state})`;
         super(
             `${datastore} already exists (id ${existing.id}, ${existing.state}, ${existing.sizeInBytes} bytes ${existing.datastoreType}): ${createdBy}. ` +
-                "To manage it, set `adopt: true` (its size and type must match the program)" +
+                `To manage it, set \`adopt: true\`${adoptable}` +
                 (hasToken
                     ? ""
                     : ", or, if an interrupted `pulumi up` of this program created it, give the resource the createToken it used") +

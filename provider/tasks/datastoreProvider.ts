@@ -15,7 +15,9 @@ import { randomUUID } from "node:crypto";
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { readConfig } from "../shared/config";
 import type { Clock, Sleep } from "../shared/time";
+import { CrossOriginError } from "./core/crossOriginError";
 import { parseDuration } from "./core/duration";
+import { MalformedResponseError } from "./core/malformedResponseError";
 import { DEFAULT_POLL_SCHEDULE, type PollSchedule } from "./core/pollSchedule";
 import { TaskApiClient } from "./core/taskApiClient";
 import { TaskApiError } from "./core/taskApiError";
@@ -37,7 +39,7 @@ import {
 } from "./datastoreSchema";
 import { PartialStateError } from "./partialStateError";
 import { TaskApiConfigError } from "./taskApiConfigError";
-import { type AsyncOperation, type Datastore, operationUri } from "./wire";
+import { type AsyncOperation, DATASTORE_TYPE, type Datastore, operationUri } from "./wire";
 
 /** What the operations of one provider process share. */
 export interface TaskProcessContext {
@@ -129,120 +131,208 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
         const label = describeDatastore(key);
         const deadline = this.deadline(inputs.timeouts?.create);
         const found = await this.findOne(label, key, deadline);
-        if (found) {
-            const generation = inputs.createToken ? generationOf(inputs.createToken, found.idempotencyKey) : undefined;
-            if (generation !== undefined) {
-                // An earlier create of this resource got that far: the same key replays its task.
-                this.context.report(`${label}: found, created earlier with this createToken; following that create`);
-                const outs = await this.startCreate(inputs, key, label, deadline, false, generation);
-                return { id: formatNaturalKeyId(key), outs };
-            }
-            if (inputs.adopt) {
-                return { id: formatNaturalKeyId(key), outs: adopted(label, inputs, found) };
-            } else {
-                throw new DatastoreExistsError(label, found, !!inputs.createToken);
-            }
-        }
-        const outs = await this.startCreate(inputs, key, label, deadline, true);
+        const outs =
+            found && !inputs.createToken
+                ? this.takeOver(inputs, key, label, found)
+                : await this.createOrFollow(inputs, key, label, deadline, found, false);
         return { id: formatNaturalKeyId(key), outs };
     }
 
     /**
-     * POSTs the create and follows its task; a failure after the POST was accepted is partial state.
+     * Creates the datastore, or finds the one an earlier create of this resource made.
      *
-     * A create token stands for one create, but a resource may be created several times (replaced after
-     * a failed task, created again after it was deleted). The idempotency keys therefore form a chain
-     * (token, token~1, token~2, ...). When the server's answer to a key is a replay of a create that had
-     * ended before we looked and whose datastore no longer carries that key, the key is spent and the
-     * next one is used. A create resumed after a crash walks the same chain and lands on the same key.
+     * Which datastore a create made is told by its task alone (`associatedResources`), never by the
+     * datastore's fields. With a createToken, the idempotency keys form a chain (token, token~1, ...):
+     * a resource may be created several times (replaced after a failed task, created again after it was
+     * deleted), one key each. Each key is POSTed in turn: the server replays the operation of a key it
+     * has seen. A replayed task whose datastore exists names ours (followed to its end if still running);
+     * one whose datastore is gone (404), or that failed without one, spent its key: the next key is
+     * tried, after a backoff. A key never seen creates the datastore, or, when the name is taken, gets 409:
+     * that datastore was made by none of this resource's creates. So one create makes at most one
+     * datastore, whatever the server's lists show.
+     *
+     * `claimed`: the state says an earlier create of this resource may have made `found` (its outcome
+     * was unknown); without a token, the natural key is then the only identity there is.
      */
-    private async startCreate(
+    private async createOrFollow(
         inputs: Raw,
         key: NaturalKey,
         label: string,
         deadline: number,
-        wasAbsent: boolean,
-        firstGeneration = 0,
+        found: Datastore | undefined,
+        claimed: boolean,
     ): Promise<DatastoreOutputs> {
-        const api = this.api();
-        for (let generation = firstGeneration; generation < MAX_CREATE_GENERATIONS; generation++) {
-            const idempotencyKey = inputs.createToken ? createKey(inputs.createToken, generation) : undefined;
-            const startedAt = this.context.clock();
-            const taskUri = await this.postCreate(inputs, key, label, deadline, wasAbsent, idempotencyKey);
-            let endedAtFirstLook: boolean | undefined;
-            const observe = (operation: AsyncOperation) => {
-                endedAtFirstLook ??= operation.state === "SUCCEEDED" || operation.state === "FAILED";
-            };
-            let taskId: string;
-            try {
-                taskId = await this.follow(taskUri, startedAt, deadline, (error) => error, observe);
-            } catch (error) {
-                if (error instanceof TaskFailedError && endedAtFirstLook && idempotencyKey) {
-                    if (!(await this.carries(key, idempotencyKey, deadline))) continue;
-                }
-                if (!(error instanceof TaskWaitError)) throw error;
-                const stopped = { taskId: error.taskId, tainted: true, taintReason: error.message };
-                throw this.partial(inputs, key, outputsOf(inputs, undefined, stopped), error.message);
-            }
-            let found: Datastore[];
-            try {
-                found = await api.findByNaturalKey(key, this.call(deadline));
-            } catch (error) {
-                // The datastore was made; only reading it failed. Partial but not tainted: the next up reads it.
-                const reason = `created, but reading it back failed: ${messageOf(error)}`;
-                throw this.partial(inputs, key, outputsOf(inputs, undefined, { taskId, tainted: false }), reason);
-            }
-            const made = idempotencyKey ? found.find((d) => d.idempotencyKey === idempotencyKey) : found[0];
-            if (made) return outputsOf(inputs, made, { taskId, tainted: false });
-            if (endedAtFirstLook && idempotencyKey) continue;
-            const reason = `task ${taskId} succeeded but no ${label} exists`;
-            throw this.partial(
-                inputs,
-                key,
-                outputsOf(inputs, undefined, { taskId, tainted: true, taintReason: reason }),
-                reason,
-            );
+        const token = inputs.createToken;
+        if (!token) {
+            if (found)
+                return claimed ? this.claimed(inputs, key, label, found) : this.takeOver(inputs, key, label, found);
+            const outcome = await this.createOnce(inputs, key, label, deadline, undefined, found);
+            if (outcome === "spent") throw new Error(`${label}: the create task succeeded but its datastore is gone`);
+            return outcome;
+        }
+        for (let generation = 0; generation < MAX_CREATE_GENERATIONS; generation++) {
+            const outcome = await this.createOnce(inputs, key, label, deadline, createKey(token, generation), found);
+            if (outcome !== "spent") return outcome;
+            if (generation === 0)
+                this.context.report(`${label}: createToken ${token} was spent earlier; trying its next key`);
+            await this.context.sleep(spentKeyBackoffMs(generation, this.settings.schedule), this.context.signal);
         }
         throw new Error(
             `${label}: ${MAX_CREATE_GENERATIONS} creates with this createToken were spent; give the resource a new createToken`,
         );
     }
 
-    /** POSTs a create; resolves with its task URI, or turns a lost answer without a token into partial state. */
-    private async postCreate(
+    /**
+     * One POST and its task: the outputs of the datastore it made, or "spent" when the server replayed a
+     * key whose create is over and whose datastore is gone. Every outcome after the POST may have made
+     * something, so every failure from here on is partial state.
+     */
+    private async createOnce(
         inputs: Raw,
         key: NaturalKey,
         label: string,
         deadline: number,
-        wasAbsent: boolean,
         idempotencyKey: string | undefined,
-    ): Promise<string> {
+        found: Datastore | undefined,
+    ): Promise<DatastoreOutputs | "spent"> {
         const api = this.api();
+        const startedAt = this.context.clock();
+        let taskUri: string;
         try {
-            return await api.create(createRequestOf(inputs), idempotencyKey, this.call(deadline));
+            taskUri = await api.create(createRequestOf(inputs), idempotencyKey, this.call(deadline));
         } catch (error) {
-            // Without a key the POST was not retried; it may have reached the server all the same.
-            if (!idempotencyKey && wasAbsent && outcomeUnknown(error)) {
-                const after = await api.findByNaturalKey(key, this.call(deadline)).catch(() => []);
-                const [made] = after;
-                if (made && after.length === 1) {
-                    const reason = `the create request's answer was lost, but ${label} now exists (id ${made.id})`;
-                    throw this.partial(
-                        inputs,
-                        key,
-                        outputsOf(inputs, made, { tainted: true, taintReason: reason }),
-                        reason,
-                    );
-                }
+            if (error instanceof TaskApiError && error.status === 409) {
+                const existing = found ?? (await this.existingAfterConflict(label, key, error, deadline));
+                return this.takeOver(inputs, key, label, existing);
             }
+            if (outcomeUnknown(error)) throw this.pendingCreate(inputs, key, error, idempotencyKey);
             throw error;
         }
+        let endedAtFirstLook: boolean | undefined;
+        let operation: AsyncOperation;
+        try {
+            operation = await this.followToEnd(taskUri, startedAt, deadline, (seen) => {
+                endedAtFirstLook ??= seen.state === "SUCCEEDED" || seen.state === "FAILED";
+            });
+        } catch (error) {
+            if (!(error instanceof TaskWaitError)) throw error;
+            const stopped = { taskId: error.taskId, tainted: true, taintReason: error.message };
+            throw this.partial(inputs, key, outputsOf(inputs, undefined, stopped), error.message);
+        }
+        const replayed = endedAtFirstLook === true && idempotencyKey !== undefined;
+        let made: Datastore | "gone" | undefined;
+        try {
+            made = await this.madeBy(operation, label, key, deadline, operation.state === "SUCCEEDED" && !replayed);
+        } catch (error) {
+            // The task ended; only reading what it made failed. Not tainted: the next up looks again.
+            const reason = `the create task ${operation.id} ended ${operation.state}, but reading its datastore failed: ${messageOf(error)}`;
+            throw this.partial(
+                inputs,
+                key,
+                outputsOf(inputs, undefined, { taskId: operation.id, tainted: false }),
+                reason,
+            );
+        }
+        if (made === "gone") return "spent";
+        if (operation.state === "SUCCEEDED") {
+            if (made) return outputsOf(inputs, made, { taskId: operation.id, tainted: false });
+            if (replayed) return "spent";
+            const reason = `task ${operation.id} succeeded but named no datastore, and no ${label} is listed`;
+            throw this.partial(
+                inputs,
+                key,
+                outputsOf(inputs, undefined, { taskId: operation.id, tainted: true, taintReason: reason }),
+                reason,
+            );
+        }
+        // FAILED: a replayed failure that left nothing spent its key; otherwise record what failed.
+        if (!made && replayed) return "spent";
+        const reason = new TaskFailedError(taskUri, operation).message;
+        const failed = { taskId: operation.id, tainted: true, taintReason: reason };
+        throw this.partial(inputs, key, outputsOf(inputs, made, failed), reason);
     }
 
-    /** Whether a datastore with this natural key carries this idempotency key. */
-    private async carries(key: NaturalKey, idempotencyKey: string, deadline: number): Promise<boolean> {
-        const found = await this.api().findByNaturalKey(key, this.call(deadline));
-        return found.some((d) => d.idempotencyKey === idempotencyKey);
+    /**
+     * The datastore a task made, from its associatedResources: the datastore, "gone" when it no longer
+     * exists (404), or undefined when the task names none. A server that names none is asked by natural
+     * key instead, when `lookUpUnnamed` (a fresh create that succeeded: the one listed is ours).
+     */
+    private async madeBy(
+        operation: AsyncOperation,
+        label: string,
+        key: NaturalKey,
+        deadline: number,
+        lookUpUnnamed: boolean,
+    ): Promise<Datastore | "gone" | undefined> {
+        const resource = (operation.associatedResources ?? []).find((r) => r.type === DATASTORE_TYPE);
+        if (!resource) return lookUpUnnamed ? await this.findOne(label, key, deadline) : undefined;
+        const datastoreIdOf = resource.resourceUri.slice(resource.resourceUri.lastIndexOf("/") + 1);
+        const datastore = await this.api().get(datastoreIdOf, this.call(deadline));
+        if (!datastore) return "gone";
+        if (datastore.name !== key.name) {
+            throw new Error(
+                `task ${operation.id} names datastore ${datastore.id} (${datastore.name}), not ${label}; the API answered for another request`,
+            );
+        }
+        return datastore;
+    }
+
+    /** The datastore that answered a POST with 409: the one the conflict names, or the one listed. */
+    private async existingAfterConflict(
+        label: string,
+        key: NaturalKey,
+        conflict: TaskApiError,
+        deadline: number,
+    ): Promise<Datastore> {
+        const existingId = (conflict.body as { existingId?: unknown } | undefined)?.existingId;
+        const existing =
+            typeof existingId === "string"
+                ? await this.api().get(existingId, this.call(deadline))
+                : await this.findOne(label, key, deadline);
+        if (!existing) {
+            throw new Error(
+                `${label}: the API refused the create because the name is taken (409), but lists no such datastore; retry once it does`,
+            );
+        }
+        return existing;
+    }
+
+    /** A datastore with this natural key exists, not made by this resource: adopt it, or refuse like row 4. */
+    private takeOver(inputs: Raw, key: NaturalKey, label: string, found: Datastore): DatastoreOutputs {
+        if (!inputs.adopt) throw new DatastoreExistsError(label, found, !!inputs.createToken);
+        if (found.state === "ERROR") {
+            // A datastore in ERROR never becomes OK: take it over tainted, so the next up replaces it.
+            const reason = `adopted in state ERROR (id ${found.id}); the next \`pulumi up\` replaces it`;
+            throw this.partial(inputs, key, outputsOf(inputs, found, { tainted: true, taintReason: reason }), reason);
+        }
+        return adopted(label, inputs, found);
+    }
+
+    /** A create without a token whose outcome was unknown, resumed: the datastore with its name is the one. */
+    private claimed(inputs: Raw, key: NaturalKey, label: string, found: Datastore): DatastoreOutputs {
+        if (found.state === "ERROR") {
+            const reason = `${label} (id ${found.id}) is in state ERROR; the next \`pulumi up\` replaces it`;
+            throw this.partial(inputs, key, outputsOf(inputs, found, { tainted: true, taintReason: reason }), reason);
+        }
+        return outputsOf(inputs, found, { tainted: false });
+    }
+
+    /**
+     * A POST whose outcome is unknown (no answer, a 5xx, an answer without a task, SIGINT while it was in
+     * flight): the datastore may exist. Recorded as partial state without a datastore id, which the next
+     * `up` resolves (by replaying the token, or by the natural key).
+     */
+    private pendingCreate(
+        inputs: Raw,
+        key: NaturalKey,
+        error: unknown,
+        idempotencyKey: string | undefined,
+    ): PartialStateError {
+        const how = idempotencyKey ? "replaying its createToken" : "its name";
+        const reason =
+            `the create request's outcome is unknown (${messageOf(error)}). The datastore may exist: the next ` +
+            `\`pulumi up\` finds it by ${how} and records it, or creates it`;
+        return this.partial(inputs, key, outputsOf(inputs, undefined, { tainted: false }), reason);
     }
 
     private async updateDatastore(olds: DatastoreOutputs, news: Raw): Promise<dynamic.UpdateResult<DatastoreOutputs>> {
@@ -252,6 +342,21 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
         const deadline = this.deadline(news.timeouts?.update);
         let taskId = olds.taskId;
         let current: Datastore | undefined;
+        if (!olds.datastoreId && !olds.tainted) {
+            // A create whose outcome was unknown: find what it made, or create it now.
+            let found: Datastore | undefined;
+            try {
+                found = await this.findOne(label, key, deadline);
+            } catch (error) {
+                throw this.partial(
+                    news,
+                    key,
+                    keptOutputs(olds, news),
+                    `could not look ${label} up: ${messageOf(error)}`,
+                );
+            }
+            return { outs: await this.createOrFollow(news, key, label, deadline, found, true) };
+        }
         if ((olds.tainted && news.untaint) || !olds.datastoreId) {
             // Untaint, or a create that stopped short: look the datastore up by its natural key.
             let found: Datastore[];
@@ -267,7 +372,7 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
             }
             if (found.length === 0) {
                 this.context.report(`${label}: not found at the API; creating it again`);
-                return { outs: await this.startCreate(news, key, label, deadline, true) };
+                return { outs: await this.createOrFollow(news, key, label, deadline, undefined, false) };
             }
             current = single(label, found);
             if (current.state === "CREATING" && olds.taskId) {
@@ -378,6 +483,31 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
         }
     }
 
+    /** Follows a task until it ends: resolves with it SUCCEEDED or FAILED; other stops are TaskWaitErrors. */
+    private async followToEnd(
+        taskUri: string,
+        startedAt: number,
+        deadline: number,
+        observe: (operation: AsyncOperation) => void,
+    ): Promise<AsyncOperation> {
+        let ended: AsyncOperation | undefined;
+        await this.follow(
+            taskUri,
+            startedAt,
+            deadline,
+            (error) => {
+                if (!(error instanceof TaskFailedError) || !error.lastSeen) return error;
+                ended = error.lastSeen;
+                return undefined;
+            },
+            (operation) => {
+                observe(operation);
+                ended = operation;
+            },
+        );
+        return ended as AsyncOperation;
+    }
+
     private async findOne(label: string, key: NaturalKey, deadline: number): Promise<Datastore | undefined> {
         const found = await this.api().findByNaturalKey(key, this.call(deadline));
         return found.length === 0 ? undefined : single(label, found);
@@ -475,17 +605,14 @@ function validateUrl(url: string): void {
     }
 }
 
+/** The wait before trying the key after a spent one: the poll schedule's backoff, doubling. */
+function spentKeyBackoffMs(spentBefore: number, schedule: PollSchedule): number {
+    return Math.min(schedule.initialMs * 2 ** spentBefore, schedule.maxMs);
+}
+
 /** The idempotency key of the `generation`-th create of a resource with this token: token, token~1, ... */
 export function createKey(token: string, generation: number): string {
     return generation === 0 ? token : `${token}~${generation}`;
-}
-
-/** Which create of the token's chain `key` is, or undefined when it is not one of the token's keys. */
-export function generationOf(token: string, key: string | undefined): number | undefined {
-    if (key === token) return 0;
-    if (!key?.startsWith(`${token}~`)) return undefined;
-    const suffix = key.slice(token.length + 1);
-    return /^[1-9]\d*$/.test(suffix) ? Number(suffix) : undefined;
 }
 
 function naturalKeyOf(values: NaturalKey): NaturalKey {
@@ -590,10 +717,14 @@ function single(label: string, found: readonly Datastore[]): Datastore {
     return found[0] as Datastore;
 }
 
-/** Whether a failed request may still have been carried out by the server. */
+/**
+ * Whether a failed request may still have been carried out by the server: no answer, a 5xx or 408, an
+ * accepted answer that cannot be read (no Location, not JSON), or an abort while it was in flight.
+ */
 function outcomeUnknown(error: unknown): boolean {
-    if (error instanceof TaskApiUnreachableError) return true;
-    return error instanceof TaskApiError && (error.status >= 500 || error.status === 408);
+    if (error instanceof TaskApiUnreachableError || error instanceof MalformedResponseError) return true;
+    if (error instanceof TaskApiError) return error.status >= 500 || error.status === 408;
+    return !(error instanceof TaskApiConfigError || error instanceof CrossOriginError);
 }
 
 function messageOf(error: unknown): string {

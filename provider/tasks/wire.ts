@@ -61,7 +61,10 @@ export interface Datastore {
     readonly sizeInBytes: number;
     readonly datastoreType: DatastoreType;
     readonly state: DatastoreState;
-    /** The Idempotency-Key of the POST that created it; absent when that POST had none. */
+    /**
+     * The Idempotency-Key of the POST that created it, only from a server started with
+     * `echoIdempotencyKey` (the real API has no such field): clients must not rely on it.
+     */
     readonly idempotencyKey?: string;
     /** ISO 8601. */
     readonly createdAt: string;
@@ -228,6 +231,11 @@ export interface FaultRuleRequest {
     readonly match?: FaultMatch;
     /** How many requests the rule applies to before it is used up; default 1. */
     readonly times?: number;
+    /**
+     * The chance, in (0, 1], that a matching request gets the fault (default 1): with `times` large,
+     * e.g. 30% of every request answered 429. A request spared does not use the rule up.
+     */
+    readonly probability?: number;
     readonly fault: Fault;
 }
 
@@ -241,6 +249,8 @@ export interface FaultRule {
     readonly match: FaultMatch;
     /** Requests it still applies to. */
     readonly remaining: number;
+    /** The chance that a matching request gets the fault. */
+    readonly probability: number;
     readonly fault: Fault;
 }
 

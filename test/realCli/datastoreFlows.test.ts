@@ -165,17 +165,25 @@ describe("seed 003/004 flows for tasks.Datastore under the real Pulumi CLI", fun
         }
     });
 
-    it("POST fails: the up fails, nothing exists and nothing is recorded; the next up creates once", async () => {
+    it("POST answered 500 every time: a pending create is recorded (outcome unknown); the next up creates once", async () => {
         await project.program([ds19()]);
         api.addFault({ match: { method: "POST", path: DATASTORES_PATH }, times: 1000, fault: { status: 500 } });
         const failed = await record(project.up());
         assert.equal(failed.ok, false);
         assert.deepEqual(failed.steps, ["create ds19 (failed)"]);
         assert.equal(api.datastores().length, 0, "no zombie");
-        assert.equal(await datastore(), undefined, "nothing recorded");
+        const pending = await datastore();
+        assert.ok(pending, "a 500 may have done the work: the stack keeps the create");
+        assert.equal(pending.outputs?.datastoreId, undefined);
+        assert.match(String(pending.initErrors), /outcome is unknown .* by replaying its createToken/);
         api.clearFaults();
-        assertOk(await record(project.up()));
+        const healed = await record(project.up());
+        assertOk(healed);
+        assert.deepEqual(healed.steps, ["update ds19"]);
         assert.equal(api.stats().datastoresCreated, 1, "no duplicate");
+        const recorded = await datastore();
+        assert.equal(recorded?.outputs?.datastoreId, api.datastores()[0]?.id);
+        assert.equal(recorded?.initErrors, undefined);
     });
 
     it("polls fail: the engine records partial, tainted state; the next up replaces it, leaving one datastore", async () => {

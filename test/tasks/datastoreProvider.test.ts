@@ -75,133 +75,194 @@ describe("tasks.Datastore through the provider process (seed 003)", () => {
         await f.close();
     });
 
-    describe("create", () => {
-        beforeEach(async () => {
-            f = await datastoreFixture();
-        });
-
-        it("POST accepted, task succeeds, GET by natural key: full state, id = natural key", async () => {
-            const { id, properties } = await f.create("ds19", { createToken: "create-1" });
-            assert.equal(id, datastoreId("ds19"));
-            const [made] = f.api.datastores();
-            assert.equal(properties.datastoreId, made?.id);
-            assert.equal(properties.state, "OK");
-            assert.equal(properties.tainted, false);
-            assert.equal(typeof properties.taskId, "string");
-            assert.equal(made?.idempotencyKey, "create-1");
-            assertNoToken(properties);
-        });
-
-        it("POST fails: nothing is recorded and the error is clear", async () => {
-            f.api.addFault({ match: { method: "POST", path: DATASTORES_PATH }, fault: { status: 500 } });
-            const error = await failure(f.create("ds19"));
-            assert.equal(error.initFailure, undefined, "no partial state: nothing was created");
-            assert.match(error.details, /answered POST \/virtualization\/v1beta1\/datastores with 500/);
-            assert.equal(f.api.datastores().length, 0);
-        });
-
-        it("task FAILED: partial state, tainted, with the task and its reason", async () => {
-            f.api.addFault({ match: { method: "POST" }, fault: { task: { fails: "disk array offline" } } });
-            const error = await failure(f.create("ds19"));
-            const partial = error.initFailure;
-            assert.ok(partial, "partial state");
-            assert.equal(partial.id, datastoreId("ds19"));
-            assert.equal(partial.properties.tainted, true);
-            assert.match(String(partial.properties.taintReason), /disk array offline/);
-            assert.equal(typeof partial.properties.taskId, "string");
-            assert.equal(typeof partial.properties.__provider, "string", "later operations can still run");
-            assert.match(partial.reasons.join("\n"), /failed: disk array offline/);
-        });
-
-        it("deadline passed: partial state, tainted, saying to raise the timeout", async () => {
-            f.api.addFault({ match: { method: "POST" }, fault: { task: { completeAfterPolls: 1_000_000 } } });
-            const error = await failure(f.create("ds19", { timeouts: { create: "150ms" } }));
-            assert.equal(error.initFailure?.properties.tainted, true);
-            assert.match(
-                String(error.initFailure?.properties.taintReason),
-                /gave up waiting for task .* raise the resource's timeouts/,
-            );
-        });
-
-        it("polling keeps failing: partial state, tainted", async () => {
-            f.api.addFault({
-                match: { method: "GET", path: ASYNC_OPERATIONS_PATH },
-                times: 100,
-                fault: { status: 500 },
+    for (const echoIdempotencyKey of [false, true]) {
+        describe(`create (${echoIdempotencyKey ? "a server that echoes the Idempotency-Key in the datastore" : "a server that keeps no key on the datastore, as the real API"})`, () => {
+            beforeEach(async () => {
+                f = await datastoreFixture({ echoIdempotencyKey });
             });
-            const error = await failure(f.create("ds19"));
-            assert.equal(error.initFailure?.properties.tainted, true);
-            assert.match(String(error.initFailure?.properties.taintReason), /could not follow task/);
-        });
 
-        it("a create token makes a lost POST answer harmless: retried, one datastore", async () => {
-            f.api.addFault({ match: { method: "POST" }, fault: { loseResponse: true } });
-            const { properties } = await f.create("ds19", { createToken: "create-lost" });
-            assert.equal(properties.state, "OK");
-            assert.equal(f.api.datastores().length, 1);
-            const posts = f.api.requests().filter((r) => r.method === "POST");
-            assert.deepEqual(
-                posts.map((r) => r.status),
-                [null, 202],
-                "the lost POST, then its replay",
-            );
-        });
+            it("POST accepted, task succeeds, GET by natural key: full state, id = natural key", async () => {
+                const { id, properties } = await f.create("ds19", { createToken: "create-1" });
+                assert.equal(id, datastoreId("ds19"));
+                const [made] = f.api.datastores();
+                assert.equal(properties.datastoreId, made?.id);
+                assert.equal(properties.state, "OK");
+                assert.equal(properties.tainted, false);
+                assert.equal(typeof properties.taskId, "string");
+                assert.equal(made?.idempotencyKey, echoIdempotencyKey ? "create-1" : undefined);
+                assertNoToken(properties);
+            });
 
-        it("without a token, a lost POST answer is found and recorded as tainted partial state, never a zombie", async () => {
-            f.api.addFault({ match: { method: "POST" }, fault: { loseResponse: true } });
-            const error = await failure(f.create("ds19"));
-            assert.equal(error.initFailure?.properties.tainted, true);
-            assert.equal(error.initFailure?.properties.datastoreId, f.api.datastores()[0]?.id);
-            assert.match(String(error.initFailure?.properties.taintReason), /answer was lost/);
-        });
+            it("POST answered 500 (outcome unknown): partial state without a datastore id; the next up creates it", async () => {
+                f.api.addFault({ match: { method: "POST", path: DATASTORES_PATH }, fault: { status: 500 } });
+                const error = await failure(f.create("ds19"));
+                const partial = error.initFailure;
+                assert.ok(partial, "recorded: the server may have made it");
+                assert.equal(partial.properties.datastoreId, undefined);
+                assert.equal(partial.properties.tainted, false);
+                assert.match(error.details, /answered POST \/virtualization\/v1beta1\/datastores with 500/);
+                assert.match(error.details, /outcome is unknown .* the next `pulumi up` finds it by its name/);
+                assert.equal(f.api.datastores().length, 0);
+                const { properties } = await f.update("ds19", partial.properties, {});
+                assert.equal(properties.state, "OK");
+                assert.equal(properties.datastoreId, f.api.datastores()[0]?.id);
+                assert.equal(f.api.datastores().length, 1);
+            });
 
-        it("resumes a pending create that carries its token: the same task, no duplicate", async () => {
-            const taskId = await createDirectly(f, "ds19", "pending-token");
-            const { properties } = await f.create("ds19", { createToken: "pending-token" });
-            assert.equal(properties.taskId, taskId, "followed the task the first POST started");
-            assert.equal(f.api.datastores().length, 1);
-        });
+            it("POST refused with 409 by a datastore made elsewhere: nothing is recorded, and the error says how to adopt", async () => {
+                await createDirectly(f, "ds19");
+                const error = await failure(f.create("ds19", { createToken: "mine" }));
+                assert.equal(error.initFailure, undefined, "nothing of ours exists");
+                assert.match(error.details, /none of the creates of this resource's createToken made it/);
+                assert.equal(f.api.datastores().length, 1);
+            });
 
-        it("refuses a datastore it did not create, like row 4, saying how to adopt it", async () => {
-            await createDirectly(f, "ds19");
-            const error = await failure(f.create("ds19", { createToken: "mine" }));
-            assert.equal(error.initFailure, undefined);
-            assert.match(error.details, /datastore "ds19" .* already exists \(id [0-9a-f-]+, CREATING/);
-            assert.match(error.details, /set `adopt: true`/);
-            assert.equal(f.api.datastores().length, 1);
-        });
+            it("task FAILED: partial state, tainted, with the task and its reason", async () => {
+                f.api.addFault({ match: { method: "POST" }, fault: { task: { fails: "disk array offline" } } });
+                const error = await failure(f.create("ds19"));
+                const partial = error.initFailure;
+                assert.ok(partial, "partial state");
+                assert.equal(partial.id, datastoreId("ds19"));
+                assert.equal(partial.properties.tainted, true);
+                assert.match(String(partial.properties.taintReason), /disk array offline/);
+                assert.equal(typeof partial.properties.taskId, "string");
+                assert.equal(typeof partial.properties.__provider, "string", "later operations can still run");
+                assert.match(partial.reasons.join("\n"), /failed: disk array offline/);
+            });
 
-        it("adopts a matching datastore with adopt: true, without a POST", async () => {
-            const taskId = await createDirectly(f, "ds19");
-            await finishTask(f, taskId);
-            f.api.clearRequests();
-            const { properties } = await f.create("ds19", { adopt: true });
-            assert.equal(properties.state, "OK");
-            assert.deepEqual(
-                f.api.requests().map((r) => r.method),
-                ["GET"],
-            );
-        });
+            it("deadline passed: partial state, tainted, saying to raise the timeout", async () => {
+                f.api.addFault({ match: { method: "POST" }, fault: { task: { completeAfterPolls: 1_000_000 } } });
+                const error = await failure(f.create("ds19", { timeouts: { create: "150ms" } }));
+                assert.equal(error.initFailure?.properties.tainted, true);
+                assert.match(
+                    String(error.initFailure?.properties.taintReason),
+                    /gave up waiting for task .* raise the resource's timeouts/,
+                );
+            });
 
-        it("refuses to adopt a datastore that differs, naming each difference", async () => {
-            await finishTask(f, await createDirectly(f, "ds19"));
-            const error = await failure(f.create("ds19", { adopt: true, sizeInBytes: 32 * GIB, datastoreType: "NFS" }));
-            assert.match(error.details, /sizeInBytes: the API has 17179869184, the program has 34359738368/);
-            assert.match(error.details, /datastoreType: the API has VMFS, the program has NFS/);
-        });
+            it("polling keeps failing: partial state, tainted", async () => {
+                f.api.addFault({
+                    match: { method: "GET", path: ASYNC_OPERATIONS_PATH },
+                    times: 100,
+                    fault: { status: 500 },
+                });
+                const error = await failure(f.create("ds19"));
+                assert.equal(error.initFailure?.properties.tainted, true);
+                assert.match(String(error.initFailure?.properties.taintReason), /could not follow task/);
+            });
 
-        it("reports the task's progress to the engine, as ephemeral info messages", async () => {
-            await f.create("ds19");
-            const lines = f.engine.messages.map((m) => m.message);
-            assert.ok(
-                lines.includes("Create datastore ds19: QUEUED 0% (Create datastore ds19: queued)"),
-                lines.join("\n"),
-            );
-            assert.ok(lines.some((line) => /^Create datastore ds19: RUNNING \d+%/.test(line)));
-            assert.ok(lines.some((line) => line.startsWith("Create datastore ds19: SUCCEEDED 100%")));
-            assert.ok(f.engine.messages.every((m) => m.ephemeral && m.severity === 1));
+            it("a create token makes a lost POST answer harmless: retried, one datastore", async () => {
+                f.api.addFault({ match: { method: "POST" }, fault: { loseResponse: true } });
+                const { properties } = await f.create("ds19", { createToken: "create-lost" });
+                assert.equal(properties.state, "OK");
+                assert.equal(f.api.datastores().length, 1);
+                const posts = f.api.requests().filter((r) => r.method === "POST");
+                assert.deepEqual(
+                    posts.map((r) => r.status),
+                    [null, 202],
+                    "the lost POST, then its replay",
+                );
+            });
+
+            it("without a token, a lost POST answer is partial state the next up resolves by name, never a zombie", async () => {
+                f.api.addFault({ match: { method: "POST" }, fault: { loseResponse: true } });
+                const error = await failure(f.create("ds19"));
+                const partial = error.initFailure;
+                assert.ok(partial, "recorded: the datastore was made");
+                assert.equal(partial.properties.datastoreId, undefined);
+                assert.match(partial.reasons.join("\n"), /outcome is unknown/);
+                const [made] = f.api.datastores();
+                const { properties } = await f.update("ds19", partial.properties, {});
+                assert.equal(properties.datastoreId, made?.id, "the one the lost POST made");
+                assert.equal(f.api.datastores().length, 1);
+            });
+
+            for (const [what, fault] of [
+                ["a 202 without Location", { omitLocation: true }],
+                ["a 202 whose body is not JSON", { invalidJson: true }],
+            ] as const) {
+                it(`with a token, ${what} is partial state; the next up replays the token and records it`, async () => {
+                    f.api.addFault({ match: { method: "POST" }, fault });
+                    const error = await failure(f.create("ds19", { createToken: "unreadable" }));
+                    const partial = error.initFailure;
+                    assert.ok(partial, "recorded: the datastore was made");
+                    assert.equal(partial.properties.datastoreId, undefined);
+                    assert.match(partial.reasons.join("\n"), /outcome is unknown .* by replaying its createToken/);
+                    const { properties } = await f.update("ds19", partial.properties, {});
+                    assert.equal(properties.datastoreId, f.api.datastores()[0]?.id);
+                    assert.equal(f.api.datastores().length, 1, "no duplicate");
+                });
+            }
+
+            it("moves past a spent key (its datastore deleted since) with one POST per key, never a loop", async () => {
+                const first = await f.create("ds19", { createToken: "chain" });
+                const deleted = await fetch(`${f.api.url}${DATASTORES_PATH}/${first.properties.datastoreId}`, {
+                    method: "DELETE",
+                    headers: { authorization: f.api.authorization },
+                });
+                await finishTask(f, (deleted.headers.get("location") ?? "").split("/").at(-1) ?? "");
+                f.api.clearRequests();
+                const again = await f.create("ds19", { createToken: "chain" });
+                assert.notEqual(again.properties.datastoreId, first.properties.datastoreId);
+                const posts = f.api.requests().filter((r) => r.method === "POST");
+                assert.deepEqual(
+                    posts.map((r) => r.status),
+                    [202, 202],
+                    "the spent key's replay, then one new create",
+                );
+                assert.equal(f.api.datastores().length, 1);
+            });
+
+            it("resumes a pending create that carries its token: the same task, no duplicate", async () => {
+                const taskId = await createDirectly(f, "ds19", "pending-token");
+                const { properties } = await f.create("ds19", { createToken: "pending-token" });
+                assert.equal(properties.taskId, taskId, "followed the task the first POST started");
+                assert.equal(f.api.datastores().length, 1);
+            });
+
+            it("refuses a datastore it did not create, like row 4, saying how to adopt it", async () => {
+                await createDirectly(f, "ds19");
+                const error = await failure(f.create("ds19", { createToken: "mine" }));
+                assert.equal(error.initFailure, undefined);
+                assert.match(error.details, /datastore "ds19" .* already exists \(id [0-9a-f-]+, CREATING/);
+                assert.match(error.details, /set `adopt: true`/);
+                assert.equal(f.api.datastores().length, 1);
+            });
+
+            it("adopts a matching datastore with adopt: true, without a POST", async () => {
+                const taskId = await createDirectly(f, "ds19");
+                await finishTask(f, taskId);
+                f.api.clearRequests();
+                const { properties } = await f.create("ds19", { adopt: true });
+                assert.equal(properties.state, "OK");
+                assert.deepEqual(
+                    f.api.requests().map((r) => r.method),
+                    ["GET"],
+                );
+            });
+
+            it("refuses to adopt a datastore that differs, naming each difference", async () => {
+                await finishTask(f, await createDirectly(f, "ds19"));
+                const error = await failure(
+                    f.create("ds19", { adopt: true, sizeInBytes: 32 * GIB, datastoreType: "NFS" }),
+                );
+                assert.match(error.details, /sizeInBytes: the API has 17179869184, the program has 34359738368/);
+                assert.match(error.details, /datastoreType: the API has VMFS, the program has NFS/);
+            });
+
+            it("reports the task's progress to the engine, as ephemeral info messages", async () => {
+                await f.create("ds19");
+                const lines = f.engine.messages.map((m) => m.message);
+                assert.ok(
+                    lines.includes("Create datastore ds19: QUEUED 0% (Create datastore ds19: queued)"),
+                    lines.join("\n"),
+                );
+                assert.ok(lines.some((line) => /^Create datastore ds19: RUNNING \d+%/.test(line)));
+                assert.ok(lines.some((line) => line.startsWith("Create datastore ds19: SUCCEEDED 100%")));
+                assert.ok(f.engine.messages.every((m) => m.ephemeral && m.severity === 1));
+            });
         });
-    });
+    }
 
     describe("untaint, update, refresh and delete", () => {
         beforeEach(async () => {
@@ -338,6 +399,72 @@ describe("tasks.Datastore through the provider process (seed 003)", () => {
             await f.provider.delete(f.urn("ds19"), created.id, created.properties);
             assert.equal(f.api.datastores().length, 0);
         });
+    });
+
+    describe("any server of the contract: throttling everywhere, lagging lists, ERROR, an interrupted POST", () => {
+        it("creates 6 datastores with 30% of every request answered 429 + Retry-After: 1", async () => {
+            f = await datastoreFixture({ seed: 7 });
+            f.api.addFault({ probability: 0.3, times: 1_000_000, fault: { status: 429, retryAfterSeconds: 1 } });
+            const names = ["t1", "t2", "t3", "t4", "t5"];
+            const made = await Promise.all([
+                ...names.map((name) => f.create(name, { createToken: `tok-${name}` })),
+                f.create("plain"),
+            ]);
+            assert.ok(made.every(({ properties }) => properties.state === "OK"));
+            const statuses = f.api.requests().map((r) => r.status);
+            assert.ok(statuses.filter((status) => status === 429).length > 0, "the server did throttle");
+            assert.ok(
+                f.api.requests().some((r) => r.status === 429 && r.method === "GET" && r.path === DATASTORES_PATH),
+                "lookups were throttled too",
+            );
+            assert.equal(f.api.datastores().length, 6, "no duplicate");
+        });
+
+        it("makes one POST and one datastore when the list lags far behind (identity from the task)", async () => {
+            f = await datastoreFixture({ listLagMs: 600_000, taskCompleteAfterPolls: 1 });
+            const { properties } = await f.create("ds19", { createToken: "lagging" });
+            assert.equal(properties.datastoreId, f.api.datastores()[0]?.id);
+            assert.equal(f.api.requests().filter((r) => r.method === "POST").length, 1);
+            assert.equal(f.api.datastores().length, 1);
+            // Another resource with the same name: the list hides the datastore, the 409 names it.
+            const error = await failure(f.create("ds19", { createToken: "someone-else" }));
+            assert.match(error.details, /already exists \(id [0-9a-f-]+, OK/);
+            assert.equal(f.api.datastores().length, 1);
+        });
+
+        it("offers a way out of a datastore in ERROR: adopt takes it over tainted, so the next up replaces it", async () => {
+            f = await datastoreFixture();
+            f.api.addFault({ match: { method: "POST" }, fault: { task: { fails: "array offline" } } });
+            const taskId = await createDirectly(f, "ds19");
+            await finishTask(f, taskId);
+            const [broken] = f.api.datastores();
+            assert.equal(broken?.state, "ERROR");
+            const refused = await failure(f.create("ds19"));
+            assert.match(refused.details, /set `adopt: true`; in state ERROR it is taken over tainted/);
+            const error = await failure(f.create("ds19", { adopt: true }));
+            const partial = error.initFailure;
+            assert.equal(partial?.properties.datastoreId, broken?.id);
+            assert.equal(partial?.properties.tainted, true);
+            assert.match(String(partial?.properties.taintReason), /the next `pulumi up` replaces it/);
+        });
+
+        for (const token of ["in-flight", undefined]) {
+            it(`records SIGINT while the POST is in flight (${token ? "with" : "without"} a token) as partial state, never a zombie`, async () => {
+                f = await datastoreFixture();
+                f.api.addFault({ match: { method: "POST" }, fault: { delayMs: 60_000 } });
+                const create = failure(f.create("ds19", token ? { createToken: token } : {}));
+                while (f.api.datastores().length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+                f.provider.kill("SIGINT");
+                const error = await create;
+                assert.equal(await f.provider.waitForExit(), 130);
+                const partial = error.initFailure;
+                assert.ok(partial, "the stack records the create");
+                assert.equal(partial.properties.datastoreId, undefined);
+                assert.equal(partial.properties.tainted, false);
+                assert.match(partial.reasons.join("\n"), /outcome is unknown/);
+                assert.equal(f.api.datastores().length, 1, "made by the POST the SIGINT cut off");
+            });
+        }
     });
 
     describe("SIGINT while polling", () => {

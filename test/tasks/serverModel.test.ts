@@ -152,10 +152,27 @@ describe("task API server models", () => {
             assert.equal(faultAppliesTo({ loseResponse: true }, "getDatastore"), true);
         });
 
+        it("hits a matching request with a rule's probability, and only a hit uses the rule up", () => {
+            const draws = [0.5, 0.1, 0.9];
+            const rules = new FaultRules(() => draws.shift() ?? 1);
+            rules.add(parseFaultRuleRequest({ times: 5, probability: 0.3, fault: { status: 429 } }));
+            assert.deepEqual(
+                [rules.take(post), rules.take(post), rules.take(post)].map((fault) => fault !== undefined),
+                [false, true, false],
+            );
+            assert.equal(rules.list()[0]?.remaining, 4);
+            for (const probability of [0, -1, 1.5, "0.3"]) {
+                assert.throws(
+                    () => parseFaultRuleRequest({ probability, fault: { status: 429 } }),
+                    /probability must be a number in \(0, 1\]/,
+                );
+            }
+        });
+
         it("lists rules with what remains of them and clears them", () => {
             const rules = new FaultRules();
             const rule = rules.add(parseFaultRuleRequest({ times: 3, fault: { delayMs: 10 } }));
-            assert.deepEqual(rule, { id: rule.id, match: {}, remaining: 3, fault: { delayMs: 10 } });
+            assert.deepEqual(rule, { id: rule.id, match: {}, remaining: 3, probability: 1, fault: { delayMs: 10 } });
             rules.take(post);
             assert.equal(rules.list()[0]?.remaining, 2);
             assert.equal(rules.clear(), 1);

@@ -111,7 +111,8 @@ export class TaskApiClient {
             const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"), this.clock());
             const throttled = isThrottled(response.status) && retryAfterMs !== undefined;
             if (!throttled) failures++;
-            const retryable = mayRetry(request.method, !!request.idempotencyKey, { status: response.status });
+            const outcome = { status: response.status, retryAfter: retryAfterMs !== undefined };
+            const retryable = mayRetry(request.method, !!request.idempotencyKey, outcome);
             if (!retryable || failures >= maxAttempts || !this.hasTime(request, retryAfterMs)) {
                 throw await this.errorOf(request, response);
             }

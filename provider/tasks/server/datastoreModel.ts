@@ -59,6 +59,8 @@ export class DatastoreModel {
             readonly random: () => number;
             readonly defaults: TaskDefaults;
             readonly onChange: () => void;
+            /** Shows the creating Idempotency-Key in the datastore, which the real API does not. */
+            readonly echoIdempotencyKey?: boolean;
         },
     ) {
         for (const task of data.tasks.values()) {
@@ -145,7 +147,7 @@ export class DatastoreModel {
                 sizeInBytes: request.sizeInBytes,
                 datastoreType: request.datastoreType,
                 state: "CREATING",
-                ...(idempotency ? { idempotencyKey: idempotency.key } : {}),
+                ...(idempotency && this.settings.echoIdempotencyKey ? { idempotencyKey: idempotency.key } : {}),
                 createdAt: now,
                 updatedAt: now,
                 generation: 1,

@@ -33,12 +33,17 @@ const MAX_MS = 3_600_000;
 
 /** Checks the body of `POST /_test/faults` (or a rule given in code); throws a 400 naming the problem. */
 export function parseFaultRuleRequest(body: unknown): FaultRuleRequest {
-    const object = objectWithFields(body, "the body", ["match", "times", "fault"]);
+    const object = objectWithFields(body, "the body", ["match", "times", "probability", "fault"]);
     if (object.fault === undefined) throw badRequest("fault is required.");
     const times = optionalInteger(object, "times", "the body", { min: 1 });
+    const probability = object.probability;
+    if (probability !== undefined && (typeof probability !== "number" || !(probability > 0 && probability <= 1))) {
+        throw badRequest(`probability must be a number in (0, 1], such as 0.3, not ${describeJson(probability)}.`);
+    }
     return {
         ...(object.match !== undefined ? { match: parseMatch(object.match) } : {}),
         ...(times !== undefined ? { times } : {}),
+        ...(probability !== undefined ? { probability } : {}),
         fault: parseFault(object.fault),
     };
 }
@@ -143,12 +148,16 @@ export class FaultRules {
     private rules: FaultRule[] = [];
     private nextId = 1;
 
+    /** `random` decides which requests a rule with a probability below 1 hits. */
+    constructor(private readonly random: () => number = Math.random) {}
+
     /** Adds a rule (already checked by parseFaultRuleRequest) and returns it as the server holds it. */
     add(request: FaultRuleRequest): FaultRule {
         const rule: FaultRule = {
             id: `fault-${this.nextId++}`,
             match: request.match ?? {},
             remaining: request.times ?? 1,
+            probability: request.probability ?? 1,
             fault: request.fault,
         };
         this.rules.push(rule);
@@ -170,7 +179,10 @@ export class FaultRules {
     /** The fault for `target` from the oldest rule that matches and applies to it, using that rule once. */
     take(target: FaultTarget): Fault | undefined {
         const index = this.rules.findIndex(
-            (rule) => matches(rule.match, target) && faultAppliesTo(rule.fault, target.route),
+            (rule) =>
+                matches(rule.match, target) &&
+                faultAppliesTo(rule.fault, target.route) &&
+                (rule.probability >= 1 || this.random() < rule.probability),
         );
         const rule = this.rules[index];
         if (!rule) return undefined;

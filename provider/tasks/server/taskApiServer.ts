@@ -79,6 +79,16 @@ export interface TaskApiServerOptions {
     readonly latencyMs?: number;
     /** At most `perSecond` requests a second, in bursts of `burst` (default `perSecond`); over it, 429. */
     readonly rateLimit?: { readonly perSecond: number; readonly burst?: number };
+    /**
+     * Adds `idempotencyKey` (the key of the POST that created it) to every datastore; default false, as
+     * the real API, which tells which datastore a create made only through its task's associatedResources.
+     */
+    readonly echoIdempotencyKey?: boolean;
+    /**
+     * Lists show a datastore only this many milliseconds (of `clock`) after it was created, as the
+     * eventually consistent lists of real APIs do; GET by id always sees it. Default 0.
+     */
+    readonly listLagMs?: number;
     /** Answer the test control API under `/_test/`; default false. */
     readonly testApi?: boolean;
     /** Called after each logged request, e.g. to print it. */
@@ -201,7 +211,7 @@ class TaskApiHttpServer implements TaskApiServer {
 
     private readonly http: Server;
     private readonly model: DatastoreModel;
-    private readonly faultRules = new FaultRules();
+    private readonly faultRules: FaultRules;
     private readonly log: RequestLogEntry[] = [];
     private readonly inFlight = new Set<Promise<void>>();
     private readonly sockets = new Set<Socket>();
@@ -230,10 +240,12 @@ class TaskApiHttpServer implements TaskApiServer {
             this.rateLimit = { perSecond: options.rateLimit.perSecond, burst };
         }
         const random = options.seed !== undefined ? seededRandom(options.seed) : Math.random;
+        this.faultRules = new FaultRules(random);
         this.model = new DatastoreModel(store.data, {
             now: () => this.now(),
             random,
             onChange: () => store.changed(),
+            echoIdempotencyKey: options.echoIdempotencyKey ?? false,
             defaults: {
                 plan:
                     options.taskCompleteAfterPolls !== undefined
@@ -457,7 +469,10 @@ class TaskApiHttpServer implements TaskApiServer {
                 const filters = request.query.getAll("filter");
                 if (filters.length > 1) throw badRequest("filter is given more than once; join clauses with and.");
                 const filter = filters[0] === undefined ? undefined : parseFilterParameter(filters[0]);
-                const items = this.model.list(filter);
+                const lagMs = this.options.listLagMs ?? 0;
+                const items = this.model
+                    .list(filter)
+                    .filter((datastore) => lagMs === 0 || Date.parse(datastore.createdAt) <= this.now() - lagMs);
                 return json(200, { items, count: items.length } satisfies DatastoreList);
             }
             case "getDatastore": {

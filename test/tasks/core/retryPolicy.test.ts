@@ -1,7 +1,8 @@
 // Guards which failed requests the task API client may send again (provider/tasks/core/retryPolicy.ts):
 // GET, HEAD and DELETE after a network error or a transient status (408, 429, 500, 502, 503, 504); POST
-// and PATCH only when they carry an Idempotency-Key; never after a status that says the request itself
-// is wrong. And which statuses ask the client to slow down (429, 503). Pure tables.
+// and PATCH only when they carry an Idempotency-Key, or when the server declined them (429, 503 with
+// Retry-After); never after a status that says the request itself is wrong. And which statuses ask the
+// client to slow down (429, 503). Pure tables.
 
 import { strict as assert } from "node:assert";
 import { isThrottled, mayRetry, type RequestOutcome } from "../../../provider/tasks/core/retryPolicy";
@@ -31,7 +32,7 @@ describe("retryPolicy", () => {
         }
 
         for (const method of ["POST", "PATCH"]) {
-            for (const outcome of outcomes) {
+            for (const outcome of outcomes.filter((o) => "networkError" in o || o.status !== 429)) {
                 it(`does not retry ${method} after ${describeOutcome(outcome)} without an Idempotency-Key`, () => {
                     assert.equal(mayRetry(method, false, outcome), false);
                 });
@@ -39,6 +40,14 @@ describe("retryPolicy", () => {
                     assert.equal(mayRetry(method, true, outcome), true);
                 });
             }
+        }
+
+        for (const method of ["POST", "PATCH"]) {
+            it(`retries ${method} without an Idempotency-Key when the server declined it (429, 503 + Retry-After)`, () => {
+                assert.equal(mayRetry(method, false, { status: 429 }), true);
+                assert.equal(mayRetry(method, false, { status: 503, retryAfter: true }), true);
+                assert.equal(mayRetry(method, false, { status: 503 }), false, "a bare 503 may have done it");
+            });
         }
 
         for (const method of ["GET", "DELETE", "POST", "PATCH"]) {
