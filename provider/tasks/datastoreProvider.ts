@@ -23,6 +23,7 @@ import { TaskApiClient } from "./core/taskApiClient";
 import { TaskApiError } from "./core/taskApiError";
 import { TaskApiUnreachableError } from "./core/taskApiUnreachableError";
 import { TaskFailedError } from "./core/taskFailedError";
+import { TaskInterruptedError } from "./core/taskInterruptedError";
 import { TaskWaitError } from "./core/taskWaitError";
 import { waitForTask } from "./core/waitForTask";
 import { type CallOptions, DatastoreApi } from "./datastoreApi";
@@ -216,6 +217,16 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
             });
         } catch (error) {
             if (!(error instanceof TaskWaitError)) throw error;
+            if (error instanceof TaskInterruptedError) {
+                // Ctrl-C: the task runs on at the API. Not tainted: the next up follows it to its end.
+                const reason = `${error.message}; the next \`pulumi up\` follows the task to its end`;
+                throw this.partial(
+                    inputs,
+                    key,
+                    outputsOf(inputs, undefined, { taskId: error.taskId, tainted: false }),
+                    reason,
+                );
+            }
             const stopped = { taskId: error.taskId, tainted: true, taintReason: error.message };
             throw this.partial(inputs, key, outputsOf(inputs, undefined, stopped), error.message);
         }
@@ -343,9 +354,15 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
         let taskId = olds.taskId;
         let current: Datastore | undefined;
         if (!olds.datastoreId && !olds.tainted) {
-            // A create whose outcome was unknown: find what it made, or create it now.
+            // A create that was interrupted, or whose outcome was unknown: let its task end, then find
+            // what it made, or create it now.
             let found: Datastore | undefined;
             try {
+                if (olds.taskId) {
+                    await this.follow(operationUri(olds.taskId), this.context.clock(), deadline, (error) =>
+                        error instanceof TaskFailedError ? undefined : error,
+                    );
+                }
                 found = await this.findOne(label, key, deadline);
             } catch (error) {
                 throw this.partial(

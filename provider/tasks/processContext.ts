@@ -1,9 +1,12 @@
 // What the task operations of one provider process share, and how the process stops when interrupted.
 //
-// On a second Ctrl-C the engine sends SIGINT to the provider process and SIGKILL 5 s later. Every
-// operation waiting on a task is then aborted at once, answers the engine (a create as partial state,
-// so nothing it started is forgotten), and the process exits well before the SIGKILL.
+// On the first Ctrl-C the engine sends Cancel (engineCancel.ts) and waits for running operations: every
+// operation waiting on a task is aborted at once and answers (a create as partial state, so nothing it
+// started is forgotten), and the engine records those answers. On a second Ctrl-C the engine sends
+// SIGINT to the provider process and SIGKILL 5 s later: the same, and the process exits well before the
+// SIGKILL.
 
+import { onEngineCancel } from "../shared/engineCancel";
 import { engineReporter } from "../shared/engineLog";
 import { systemClock, timerSleep } from "../shared/time";
 import type { TaskProcessContext } from "./datastoreProvider";
@@ -15,8 +18,11 @@ const FLUSH_MS = 100;
 export function processContext(engineAddress: string | undefined): TaskProcessContext {
     const controller = new AbortController();
     const inFlight = new Set<Promise<unknown>>();
+    onEngineCancel(() => {
+        if (!controller.signal.aborted) controller.abort(new Error("cancelled (Ctrl-C)"));
+    });
     process.once("SIGINT", () => {
-        controller.abort(new Error("interrupted by SIGINT"));
+        if (!controller.signal.aborted) controller.abort(new Error("interrupted by SIGINT"));
         void Promise.allSettled([...inFlight]).then(() => {
             setTimeout(() => process.exit(130), FLUSH_MS);
         });

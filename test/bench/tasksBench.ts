@@ -31,10 +31,18 @@ export interface TasksRun {
 }
 
 /** Creates `count` datastores at once; tasks last 1-3 s; the server allows `perSecond` requests a second. */
-export async function benchTasks(count = 200, perSecond = 200): Promise<TasksRun> {
+export async function benchTasks(count = 200, perSecond = 200, throttledShare = 0): Promise<TasksRun> {
     const random = seededRandom(2026);
     const durations = Array.from({ length: count }, () => Math.round(1000 + random() * 2000));
-    const api = await startTaskApiServer({ token: TOKEN, rateLimit: { perSecond, burst: perSecond } });
+    const api = await startTaskApiServer({ token: TOKEN, rateLimit: { perSecond, burst: perSecond }, seed: 2026 });
+    if (throttledShare > 0) {
+        // Before the task shapes: the oldest matching rule decides, and a spared request falls through.
+        api.addFault({
+            probability: throttledShare,
+            times: 1_000_000,
+            fault: { status: 429, retryAfterSeconds: 1 },
+        });
+    }
     const project = await makeProject("tasks-bench");
     const provider = await ProviderServer.start({ projectDir: project.dir });
     try {
