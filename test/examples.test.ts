@@ -129,6 +129,7 @@ describe("examples/import", () => {
                 "--match",
                 "\\.lab",
                 "--omit-file",
+                "--no-protect",
             ],
             { cwd: projectDir },
         );

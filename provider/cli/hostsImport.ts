@@ -1,7 +1,8 @@
 // `pulumi-lifecycle hosts import`: prints a Pulumi program declaring the lines of a hosts file with
-// `adopt: true`, since the engine cannot import dynamic resources. Only arguments and I/O live here;
+// `adopt: true` and `protect: true`, since the engine cannot import dynamic resources. Only arguments and I/O live here;
 // which lines become declarations, and how they are written, is hosts/importer.ts.
 
+import { hostname } from "node:os";
 import { parseArgs } from "node:util";
 import { osHostsFile } from "../hosts/defaultFile";
 import { HostsFileError } from "../hosts/hostsFileError";
@@ -11,12 +12,15 @@ import { quote, shellQuote } from "../shared/text";
 import { CliError } from "./cliError";
 import type { CliIo, Command } from "./command";
 
-const USAGE = `Usage: pulumi-lifecycle hosts import [--file FILE] [--match REGEX] [--omit-file]
+const USAGE = `Usage: pulumi-lifecycle hosts import [--file FILE] [--match REGEX] [--all] [--no-protect] [--omit-file]
 
 Prints a TypeScript program with one hosts.HostEntry per line of a hosts file, each with
-\`adopt: true\`: the first \`pulumi up\` takes over the identical lines without writing the file.
-Lines that cannot be adopted are listed at the end as comments, with the reason. A one-line
-summary goes to stderr.
+\`adopt: true\` and \`protect: true\`: the first \`pulumi up\` takes over the identical lines
+without writing the file, and \`pulumi destroy\` cannot delete them until their protection is
+removed. The program exports the entries' ids and line numbers. The operating system's own lines
+(loopback, this machine's name, IPv6 multicast, broadcast) are left out unless --all is given.
+Lines that are not imported are listed at the end as comments, with the reason. A one-line summary
+goes to stderr.
 
 Options:
   -f, --file FILE     the hosts file (default: $HOSTS_FILE, else the operating system's hosts file);
@@ -24,6 +28,8 @@ Options:
                       the Pulumi project, so run the command there
   -m, --match REGEX   import only lines whose address or one of whose names matches REGEX
                       (a JavaScript regular expression, matched case-insensitively)
+      --all           import the operating system's own lines too
+      --no-protect    declare the entries without \`protect: true\`
       --omit-file     leave \`file\` out of the declarations: stack config pulumi-lifecycle:hostsFile
                       (or HOSTS_FILE, or the OS file) then decides which file they manage
   -h, --help          print this help
@@ -57,11 +63,25 @@ async function runHostsImport(args: readonly string[], io: CliIo): Promise<numbe
     const doc = await readHostsDocument(file).catch((error: unknown) => {
         throw withReadAdvice(error);
     });
-    const plan = planImport(doc, match ? { file, match } : { file });
+    const plan = planImport(doc, {
+        file,
+        ...(match ? { match } : {}),
+        includeSystem: options.all,
+        hostname: hostname(),
+    });
     const command = ["pulumi-lifecycle hosts import --file", shellQuote(file)];
     if (options.match !== undefined) command.push("--match", shellQuote(options.match));
+    if (options.all) command.push("--all");
+    if (!options.protect) command.push("--no-protect");
     if (options.omitFile) command.push("--omit-file");
-    io.stdout(renderImportProgram(plan, { file, command: command.join(" "), omitFile: options.omitFile }));
+    io.stdout(
+        renderImportProgram(plan, {
+            file,
+            command: command.join(" "),
+            omitFile: options.omitFile,
+            protect: options.protect,
+        }),
+    );
     io.stderr(
         `imported ${count(plan.entries.length, "entry", "entries")} from ${file}, ` +
             `skipped ${count(plan.skipped.length, "line", "lines")}\n`,
@@ -69,11 +89,22 @@ async function runHostsImport(args: readonly string[], io: CliIo): Promise<numbe
     return 0;
 }
 
-function parseOptions(args: readonly string[]): { file?: string; match?: string; help: boolean; omitFile: boolean } {
+interface ImportOptions {
+    file?: string;
+    match?: string;
+    help: boolean;
+    all: boolean;
+    protect: boolean;
+    omitFile: boolean;
+}
+
+function parseOptions(args: readonly string[]): ImportOptions {
     let values: {
         file?: string | undefined;
         match?: string | undefined;
         help?: boolean | undefined;
+        all?: boolean | undefined;
+        "no-protect"?: boolean | undefined;
         "omit-file"?: boolean | undefined;
     };
     try {
@@ -83,6 +114,8 @@ function parseOptions(args: readonly string[]): { file?: string; match?: string;
                 file: { type: "string", short: "f" },
                 match: { type: "string", short: "m" },
                 help: { type: "boolean", short: "h" },
+                all: { type: "boolean" },
+                "no-protect": { type: "boolean" },
                 "omit-file": { type: "boolean" },
             },
             strict: true,
@@ -94,6 +127,8 @@ function parseOptions(args: readonly string[]): { file?: string; match?: string;
     if (values.file === "") throw new CliError("--file needs the path of a hosts file.", 2);
     return {
         help: values.help ?? false,
+        all: values.all ?? false,
+        protect: !(values["no-protect"] ?? false),
         omitFile: values["omit-file"] ?? false,
         ...(values.file !== undefined ? { file: values.file } : {}),
         ...(values.match !== undefined ? { match: values.match } : {}),

@@ -72,7 +72,7 @@ describe("hosts import: every declaration is adopted by the real provider withou
         it(`adopts each entry of ${label}, leaving the file byte-identical`, async () => {
             const file = join(project.dir, `hosts-${FIXTURES.findIndex(([l]) => l === label)}`);
             await writeFile(file, bytes);
-            const plan: ImportPlan = planImport(HostsDocument.parse(bytes), { file });
+            const plan: ImportPlan = planImport(HostsDocument.parse(bytes), { file, includeSystem: true });
             assert.equal(plan.entries.length, bytes === WINDOWS ? 12 : 11);
             assert.deepEqual(
                 plan.skipped.map((s) => s.text.trim()),
@@ -129,7 +129,7 @@ describe("hosts import: every declaration is adopted by the real provider withou
         const bytes = Buffer.from(`${WORKSTATION.join("\n")}\n`);
         const file = join(project.dir, "hosts-refused");
         await writeFile(file, bytes);
-        const [first] = planImport(HostsDocument.parse(bytes), { file }).skipped;
+        const [first] = planImport(HostsDocument.parse(bytes), { file, includeSystem: true }).skipped;
         assert.equal(first?.text, "10.1.0.1 old.internal   # duplicated name");
         const args = { address: "10.1.0.1", names: ["old.internal"], comment: "duplicated name", file, adopt: true };
         const urn = urnOf("old.internal");

@@ -19,8 +19,9 @@ function docOf(text: string | Buffer): HostsDocument {
     return HostsDocument.parse(typeof text === "string" ? Buffer.from(text, "utf8") : text);
 }
 
+/** Every line, the system's included: what most tests here are about. */
 function plan(text: string | Buffer, match?: RegExp): ImportPlan {
-    return planImport(docOf(text), match ? { file: FILE, match } : { file: FILE });
+    return planImport(docOf(text), { file: FILE, includeSystem: true, ...(match ? { match } : {}) });
 }
 
 function render(imported: ImportPlan): string {
@@ -43,11 +44,20 @@ function assertFaithful(imported: ImportPlan, program: string): void {
     assert.deepEqual(typeErrors(program), []);
     assert.deepEqual(
         runProgram(program),
-        imported.entries.map(({ variableName, resourceName, args }) => ({ variableName, resourceName, args })),
+        imported.entries.map(({ variableName, resourceName, args }) => ({
+            variableName,
+            resourceName,
+            args,
+            options: { protect: true },
+        })),
     );
     assert.doesNotMatch(program.replaceAll("\n", ""), /[\p{C}\p{Zl}\p{Zp}]/u, "only \\n may break a line");
     const statements = ts.createSourceFile("program.ts", program, ts.ScriptTarget.ES2022).statements;
-    assert.equal(statements.length, imported.entries.length + 1, "one import (or `export {}`) and one per entry");
+    assert.equal(
+        statements.length,
+        imported.entries.length === 0 ? 1 : imported.entries.length + 3,
+        "one import, one per entry, the exported ids and lines (or only `export {}`)",
+    );
 
     const comments = commentsOf(program);
     assert.ok(comments.every((comment) => comment.kind === "line"));
@@ -107,15 +117,52 @@ describe("hosts import: planImport and renderImportProgram", () => {
         assert.match(program, /^import \{ hosts \} from "pulumi-lifecycle";$/m);
         assert.ok(
             program.includes(
-                'export const localhost = new hosts.HostEntry("localhost", {\n' +
-                    '    address: "127.0.0.1",\n' +
-                    '    names: ["localhost"],\n' +
-                    '    file: "/etc/hosts",\n' +
-                    "    adopt: true,\n" +
-                    "});\n",
+                "const localhost = new hosts.HostEntry(\n" +
+                    '    "localhost",\n' +
+                    "    {\n" +
+                    '        address: "127.0.0.1",\n' +
+                    '        names: ["localhost"],\n' +
+                    '        file: "/etc/hosts",\n' +
+                    "        adopt: true,\n" +
+                    "    },\n" +
+                    "    { protect: true },\n" +
+                    ");\n",
             ),
             program,
         );
+        assert.match(
+            program,
+            /^export const ids = \{ localhost: localhost\.id, bookwormExampleOrg: bookwormExampleOrg\.id,/m,
+        );
+        assert.match(program, /^export const lines = \{ localhost: localhost\.line,/m);
+        assert.match(program, /Every entry is protected, as `pulumi import` protects what it imports/);
+    });
+
+    it("leaves the operating system's own lines out by default, saying why and how to include them", () => {
+        const text =
+            `${DEBIAN.toString("utf8")}255.255.255.255\tbroadcasthost\n172.17.0.2\tbuildbox\n` +
+            "10.0.0.5\tweb.internal\n10.0.0.9\tbuildbox.example.org\n";
+        const imported = planImport(docOf(text), { file: FILE, hostname: "buildbox" });
+        assert.deepEqual(
+            imported.entries.map((e) => [e.lineNumber, e.resourceName]),
+            [[10, "web.internal"]],
+        );
+        const reasons = new Map(imported.skipped.map((s) => [s.lineNumber, s.reason]));
+        assert.match(reasons.get(1) ?? "", /^a loopback line, which belongs to the operating system; pass --all/);
+        assert.match(reasons.get(2) ?? "", /^a loopback line/);
+        assert.match(reasons.get(5) ?? "", /^an IPv6 loopback, multicast or local-network line/);
+        assert.match(reasons.get(6) ?? "", /^an IPv6 loopback, multicast or local-network line/);
+        assert.match(reasons.get(8) ?? "", /^the broadcast line/);
+        assert.match(reasons.get(9) ?? "", /^a line naming this machine/);
+        assert.match(reasons.get(11) ?? "", /^a line naming this machine/, "its full name too");
+        assertFaithful(imported, render(imported));
+    });
+
+    it("declares entries without protection when asked", () => {
+        const imported = plan("10.0.0.5\tweb.internal\n");
+        const program = renderImportProgram(imported, { file: FILE, command: "c", protect: false });
+        assert.doesNotMatch(program, /protect/);
+        assert.deepEqual(runProgram(program)[0]?.options, undefined);
     });
 
     it("declares canonical addresses, lowercase names and the comment, as check normalizes them", () => {

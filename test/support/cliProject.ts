@@ -251,6 +251,12 @@ export class CliProject {
         return { child, output: () => output, done };
     }
 
+    /** The stack's outputs, as `pulumi stack output` shows them. */
+    async outputs(): Promise<Record<string, unknown>> {
+        const outputs = await this.stack.outputs();
+        return Object.fromEntries(Object.entries(outputs).map(([key, output]) => [key, output.value]));
+    }
+
     /** `pulumi stack export`, reduced to the program's resources. */
     async state(): Promise<CliState> {
         const deployment = (await this.stack.exportStack()).deployment as {

@@ -11,6 +11,8 @@ export interface Declared {
     readonly variableName: string;
     readonly resourceName: string;
     readonly args: Record<string, unknown>;
+    /** The resource options, when the declaration passes any. */
+    readonly options?: unknown;
 }
 
 const COMPILER_OPTIONS: ts.CompilerOptions = {
@@ -58,17 +60,23 @@ export function typeErrors(source: string): string[] {
 
 /**
  * Runs the program in a fresh context with a stand-in for the package that records each
- * `new hosts.HostEntry(name, args)`, and returns the declarations with the exported constant of each.
+ * `new hosts.HostEntry(name, args, options)`, and returns the declarations with the key under which
+ * the exported `ids` and `lines` hold the entry's id and line number.
  */
 export function runProgram(source: string): Declared[] {
     const { outputText } = ts.transpileModule(source, {
         compilerOptions: { ...COMPILER_OPTIONS, noEmit: false },
     });
-    const created: { resourceName: string; args: Record<string, unknown>; instance: object }[] = [];
+    const created: { resourceName: string; args: Record<string, unknown>; options: unknown; instance: HostEntry }[] =
+        [];
     class HostEntry {
-        constructor(resourceName: string, args: Record<string, unknown>, ...rest: unknown[]) {
-            if (rest.length > 0) throw new Error("the program passes resource options");
-            created.push({ resourceName, args, instance: this });
+        readonly id: string;
+        readonly line: string;
+        constructor(resourceName: string, args: Record<string, unknown>, options?: unknown, ...rest: unknown[]) {
+            if (rest.length > 0) throw new Error("the program passes more arguments than (name, args, options)");
+            this.id = `id of ${resourceName}`;
+            this.line = `line of ${resourceName}`;
+            created.push({ resourceName, args, options, instance: this });
         }
     }
     const fakeRequire = (id: string) => {
@@ -77,12 +85,29 @@ export function runProgram(source: string): Declared[] {
     };
     const module = { exports: {} as Record<string, unknown> };
     runInNewContext(outputText, { require: fakeRequire, module, exports: module.exports });
-    const exported = Object.entries(module.exports).filter(([name]) => name !== "__esModule");
-    if (exported.length !== created.length) throw new Error("the program exports something else than its entries");
-    return created.map(({ resourceName, args, instance }) => {
-        const holders = exported.filter(([, value]) => value === instance).map(([name]) => name);
-        if (holders.length !== 1) throw new Error(`entry ${resourceName} is exported as [${holders.join(", ")}]`);
-        return { variableName: holders[0] as string, resourceName, args: JSON.parse(JSON.stringify(args)) };
+    const exported = Object.keys(module.exports).filter((name) => name !== "__esModule");
+    if (created.length === 0) {
+        if (exported.length > 0) throw new Error(`a program without entries exports ${exported.join(", ")}`);
+        return [];
+    }
+    if (exported.sort().join() !== "ids,lines") throw new Error(`the program exports ${exported.join(", ")}`);
+    const ids = module.exports.ids as Record<string, unknown>;
+    const lines = module.exports.lines as Record<string, unknown>;
+    if (Object.keys(ids).length !== created.length || Object.keys(lines).length !== created.length) {
+        throw new Error("ids and lines must hold one value per entry");
+    }
+    return created.map(({ resourceName, args, options, instance }) => {
+        const keys = Object.keys(ids).filter((key) => ids[key] === instance.id);
+        if (keys.length !== 1) throw new Error(`entry ${resourceName}'s id is exported as [${keys.join(", ")}]`);
+        const variableName = keys[0] as string;
+        if (lines[variableName] !== instance.line)
+            throw new Error(`lines.${variableName} is not ${resourceName}'s line`);
+        return {
+            variableName,
+            resourceName,
+            args: JSON.parse(JSON.stringify(args)),
+            ...(options !== undefined ? { options: JSON.parse(JSON.stringify(options)) } : {}),
+        };
     });
 }
 

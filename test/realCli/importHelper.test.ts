@@ -1,0 +1,127 @@
+// Guards the import helper's whole flow under the REAL Pulumi CLI, on hosts files shaped like those of
+// Debian, macOS, Windows and a Docker container, each with a few lines a user added: the generated
+// program (as printed, run as TypeScript) takes over exactly the user's lines, protected, leaving the
+// operating system's lines alone; `up` writes no byte and `preview` then shows no change. On the Debian
+// one the life goes on: refresh keeps them, a comment edited in the program rewrites only its line,
+// destroy refuses while they are protected, and once unprotected removes exactly the imported lines.
+
+import { strict as assert } from "node:assert";
+import { execFile } from "node:child_process";
+import { readFile, writeFile } from "node:fs/promises";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { assertOk, CliProject } from "../support/cliProject";
+import { type FixtureName, fixture } from "../support/hostsFixtures";
+import { REPO_ROOT } from "../support/projects";
+import { type PulumiCli, requirePulumiCli } from "../support/pulumiCli";
+
+const run = promisify(execFile);
+const USER_LINES = "10.0.0.5\tweb.internal web # frontend\n10.0.0.6\tapi.internal\nfd00::5\tweb.internal\n";
+const IMPORTED = ["create api.internal", "create web.internal", "create web.internal-ipv6"];
+
+/** The fixture as that system has it, with the user's lines added (Docker names the container's host). */
+function hostsFile(name: FixtureName): string {
+    let text = fixture(name).toString("latin1");
+    if (name === "docker") text = text.replace("3f4e5d6c7b8a", hostname());
+    const ending = text.includes("\r\n") ? "\r\n" : "\n";
+    return `${text}${USER_LINES.replaceAll("\n", ending)}`;
+}
+
+describe("the import helper under the real Pulumi CLI", function () {
+    this.timeout(300_000);
+    let cli: PulumiCli;
+    let project: CliProject;
+    let file: string;
+    const text = () => readFile(file, "latin1");
+
+    before(function () {
+        cli = requirePulumiCli(this);
+    });
+    afterEach(() => project?.cleanup());
+
+    /** Runs `hosts import` in the project and makes its output the program. */
+    async function generate(...options: string[]): Promise<string> {
+        const generated = await run(
+            process.execPath,
+            [join(REPO_ROOT, "dist", "cli", "main.js"), "hosts", "import", "--file", file, ...options],
+            { cwd: project.dir },
+        );
+        await writeFile(join(project.dir, "index.ts"), generated.stdout);
+        await writeFile(join(project.dir, "Pulumi.yaml"), "name: cli-test\nruntime: nodejs\nmain: index.ts\n");
+        return generated.stdout;
+    }
+
+    for (const name of ["debian", "macos", "windows", "docker"] as const) {
+        it(`takes over only the user's lines of a ${name} hosts file: up writes no byte, preview shows no change`, async () => {
+            project = await CliProject.create(cli);
+            file = join(project.dir, "hosts");
+            const before = hostsFile(name);
+            await writeFile(file, before, "latin1");
+            const program = await generate();
+            assert.match(program, /\{ protect: true \}/);
+            const up = await project.up();
+            assertOk(up);
+            assert.deepEqual([...up.steps].sort(), IMPORTED, "the system's lines are left alone");
+            assert.equal(await text(), before, "adoption writes no byte");
+            const preview = await project.preview();
+            assertOk(preview);
+            assert.deepEqual(
+                [...preview.steps].sort(),
+                IMPORTED.map((step) => step.replace("create", "same")),
+            );
+            const state = await project.state();
+            assert.equal(
+                state.resources.filter((r) => r.protect === true).length,
+                3,
+                "every imported entry is protected in the state",
+            );
+            assert.deepEqual((await project.outputs()).ids, {
+                apiInternal: "ipv4/api.internal",
+                webInternal: "ipv4/web.internal",
+                webInternalIpv6: "ipv6/web.internal",
+            });
+        });
+    }
+
+    it("lives on: refresh keeps them, a comment edit rewrites one line, destroy refuses until unprotected", async () => {
+        project = await CliProject.create(cli);
+        file = join(project.dir, "hosts");
+        const before = hostsFile("debian");
+        await writeFile(file, before);
+        const program = await generate();
+        assertOk(await project.up());
+
+        assertOk(await project.refresh());
+        assert.equal(await text(), before, "refresh writes nothing");
+        assert.equal((await project.state()).resources.length, 3);
+
+        await writeFile(
+            join(project.dir, "index.ts"),
+            program.replace('comment: "frontend"', 'comment: "public site"'),
+        );
+        const edited = await project.up();
+        assertOk(edited);
+        assert.deepEqual(
+            edited.steps.filter((step) => !step.startsWith("same")),
+            ["update web.internal"],
+        );
+        const afterEdit = before.replace("web # frontend", "web # public site");
+        assert.equal(await text(), afterEdit, "only that line changed");
+
+        const refused = await project.destroy();
+        assert.equal(refused.ok, false);
+        assert.match(refused.errors.join("\n") + refused.stderr, /protected/);
+        assert.equal(await text(), afterEdit, "a refused destroy writes nothing");
+
+        const unprotected = (await readFile(join(project.dir, "index.ts"), "utf8")).replaceAll(
+            "    { protect: true },\n",
+            "",
+        );
+        await writeFile(join(project.dir, "index.ts"), unprotected);
+        assertOk(await project.up());
+        assert.equal(await text(), afterEdit, "removing the protection writes nothing");
+        assertOk(await project.destroy());
+        assert.equal(await text(), fixture("debian").toString("utf8"), "exactly the imported lines are gone");
+    });
+});
