@@ -101,6 +101,26 @@ describe("pulumi-lifecycle command line", () => {
             );
         });
 
+        it("refuses option combinations that cannot work, before reading anything", async () => {
+            const dry = await run(["hosts", "import", "-f", file, "--dry-run"]);
+            assert.equal(dry.code, 2);
+            assert.match(dry.stderr, /--dry-run goes with --stack/);
+            const omit = await run(["hosts", "import", "-f", file, "--stack", "dev", "--omit-file"]);
+            assert.equal(omit.code, 2);
+            assert.match(omit.stderr, /--stack records the file each entry names, and --omit-file names none/);
+        });
+
+        it("writes the program to --out, never over an existing file", async () => {
+            const out = join(temp.dir, "program.ts");
+            const written = await run(["hosts", "import", "-f", file, "--all", "--out", out]);
+            assert.equal(written.code, 0, written.stderr);
+            assert.equal(written.stdout, "");
+            assert.match(await readFile(out, "utf8"), /new hosts\.HostEntry\(/);
+            const again = await run(["hosts", "import", "-f", file, "--out", out]);
+            assert.equal(again.code, 1);
+            assert.match(again.stderr, /--out .*program\.ts exists; choose another file or remove it/);
+        });
+
         it("reads HOSTS_FILE when --file is not given, and names it in the program", async () => {
             const result = await run(["hosts", "import"], { env: { HOSTS_FILE: file } });
             assert.equal(result.code, 0, result.stderr);

@@ -2,17 +2,22 @@
 // `adopt: true` and `protect: true`, since the engine cannot import dynamic resources. Only arguments and I/O live here;
 // which lines become declarations, and how they are written, is hosts/importer.ts.
 
+import { writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { parseArgs } from "node:util";
 import { osHostsFile } from "../hosts/defaultFile";
 import { HostsFileError } from "../hosts/hostsFileError";
 import { planImport, renderImportProgram } from "../hosts/importer";
-import { readHostsDocument } from "../hosts/readHostsFile";
+import { addEntriesToState } from "../hosts/importState";
+import { readHostsFile } from "../hosts/readHostsFile";
+import { type ProviderKind, providerShim } from "../shared/providerShim";
 import { quote, shellQuote } from "../shared/text";
 import { CliError } from "./cliError";
 import type { CliIo, Command } from "./command";
+import { exportStack, importStack, projectName } from "./pulumiStack";
 
 const USAGE = `Usage: pulumi-lifecycle hosts import [--file FILE] [--match REGEX] [--all] [--no-protect] [--omit-file]
+                                   [--out FILE] [--stack STACK [--dry-run]]
 
 Prints a TypeScript program with one hosts.HostEntry per line of a hosts file, each with
 \`adopt: true\` and \`protect: true\`: the first \`pulumi up\` takes over the identical lines
@@ -32,6 +37,12 @@ Options:
       --no-protect    declare the entries without \`protect: true\`
       --omit-file     leave \`file\` out of the declarations: stack config pulumi-lifecycle:hostsFile
                       (or HOSTS_FILE, or the OS file) then decides which file they manage
+  -o, --out FILE      write the program to FILE (which must not exist) instead of stdout
+  -s, --stack STACK   also record the entries in STACK's state, as a create would have (through
+                      \`pulumi stack export\` and \`pulumi stack import\`; run it in the project's
+                      directory): the program's first \`pulumi preview\` then shows no change. Refused
+                      when an entry is already managed there, or the file changes meanwhile
+      --dry-run       with --stack: print the program and what would be added to the state, change nothing
   -h, --help          print this help
 `;
 
@@ -60,9 +71,11 @@ async function runHostsImport(args: readonly string[], io: CliIo): Promise<numbe
     }
     const file = options.file ?? (io.env.HOSTS_FILE || osHostsFile(io.env));
     const match = options.match === undefined ? undefined : compilePattern(options.match);
-    const doc = await readHostsDocument(file).catch((error: unknown) => {
-        throw withReadAdvice(error);
-    });
+    const read = () =>
+        readHostsFile(file).catch((error: unknown) => {
+            throw withReadAdvice(error);
+        });
+    const { doc, bytes } = await read();
     const plan = planImport(doc, {
         file,
         ...(match ? { match } : {}),
@@ -74,24 +87,87 @@ async function runHostsImport(args: readonly string[], io: CliIo): Promise<numbe
     if (options.all) command.push("--all");
     if (!options.protect) command.push("--no-protect");
     if (options.omitFile) command.push("--omit-file");
-    io.stdout(
-        renderImportProgram(plan, {
-            file,
-            command: command.join(" "),
-            omitFile: options.omitFile,
-            protect: options.protect,
-        }),
-    );
-    io.stderr(
+    const program = renderImportProgram(plan, {
+        file,
+        command: command.join(" "),
+        omitFile: options.omitFile,
+        protect: options.protect,
+    });
+    const summary =
         `imported ${count(plan.entries.length, "entry", "entries")} from ${file}, ` +
-            `skipped ${count(plan.skipped.length, "line", "lines")}\n`,
+        `skipped ${count(plan.skipped.length, "line", "lines")}`;
+    if (options.stack === undefined) {
+        await emit(program, options.out, io);
+        io.stderr(`${summary}\n`);
+        return 0;
+    }
+
+    const cwd = process.cwd();
+    const stack = options.stack;
+    const exported = await exportStack(stack, cwd, io.env);
+    const result = addEntriesToState(exported.deployment, plan, {
+        project: await projectName(cwd),
+        stack: stack.slice(stack.lastIndexOf("/") + 1),
+        providerCode: await serializedShim("hosts:HostEntry"),
+        protect: options.protect,
+    });
+    const listing = result.added.map(({ urn, entry }) => `  ${urn} (line ${entry.lineNumber})\n`).join("");
+    if (options.dryRun) {
+        io.stdout(program);
+        io.stderr(
+            `dry run: ${summary}; would add ${count(result.added.length, "resource", "resources")} to stack ${stack}` +
+                `${options.protect ? ", protected" : ""}:\n${listing}Nothing was written.\n`,
+        );
+        return 0;
+    }
+    if (!(await read()).bytes.equals(bytes)) {
+        throw new CliError(
+            `${file} changed while it was being imported; nothing was imported. Run the command again.`,
+            1,
+        );
+    }
+    await emit(program, options.out, io);
+    await importStack(stack, { ...exported, deployment: result.deployment }, cwd, io.env);
+    io.stderr(
+        `${summary}; added ${count(result.added.length, "resource", "resources")} to stack ${stack}` +
+            `${options.protect ? ", protected" : ""}:\n${listing}` +
+            "`pulumi preview` with the program now shows no change.\n",
     );
     return 0;
+}
+
+/** Prints the program, or writes it to `out` (never over an existing file). */
+async function emit(program: string, out: string | undefined, io: CliIo): Promise<void> {
+    if (out === undefined) {
+        io.stdout(program);
+        return;
+    }
+    try {
+        await writeFile(out, program, { flag: "wx" });
+    } catch (error) {
+        const exists = (error as NodeJS.ErrnoException).code === "EEXIST";
+        throw new CliError(
+            exists
+                ? `--out ${out} exists; choose another file or remove it (nothing was imported).`
+                : `cannot write --out ${out}: ${messageOf(error)}`,
+            1,
+        );
+    }
+}
+
+/** The `__provider` text a HostEntry stores, serialized by the SDK as a program does. */
+async function serializedShim(kind: ProviderKind): Promise<string> {
+    const { serializeFunction } = await import("@pulumi/pulumi/runtime/closure/serializeClosure");
+    const provider = providerShim(kind);
+    return (await serializeFunction(() => provider, { allowSecrets: true })).text;
 }
 
 interface ImportOptions {
     file?: string;
     match?: string;
+    out?: string;
+    stack?: string;
+    dryRun: boolean;
     help: boolean;
     all: boolean;
     protect: boolean;
@@ -102,6 +178,9 @@ function parseOptions(args: readonly string[]): ImportOptions {
     let values: {
         file?: string | undefined;
         match?: string | undefined;
+        out?: string | undefined;
+        stack?: string | undefined;
+        "dry-run"?: boolean | undefined;
         help?: boolean | undefined;
         all?: boolean | undefined;
         "no-protect"?: boolean | undefined;
@@ -113,6 +192,9 @@ function parseOptions(args: readonly string[]): ImportOptions {
             options: {
                 file: { type: "string", short: "f" },
                 match: { type: "string", short: "m" },
+                out: { type: "string", short: "o" },
+                stack: { type: "string", short: "s" },
+                "dry-run": { type: "boolean" },
                 help: { type: "boolean", short: "h" },
                 all: { type: "boolean" },
                 "no-protect": { type: "boolean" },
@@ -125,8 +207,22 @@ function parseOptions(args: readonly string[]): ImportOptions {
         throw new CliError(`${messageOf(error)} Run \`pulumi-lifecycle hosts import --help\` for usage.`, 2);
     }
     if (values.file === "") throw new CliError("--file needs the path of a hosts file.", 2);
+    if (values.stack === "") throw new CliError("--stack needs the name of a stack.", 2);
+    if (values.out === "") throw new CliError("--out needs the path of the program to write.", 2);
+    if (values["dry-run"] && values.stack === undefined) {
+        throw new CliError("--dry-run goes with --stack: without it, nothing but the program is written.", 2);
+    }
+    if (values.stack !== undefined && values["omit-file"]) {
+        throw new CliError(
+            "--stack records the file each entry names, and --omit-file names none: use one or the other.",
+            2,
+        );
+    }
     return {
         help: values.help ?? false,
+        dryRun: values["dry-run"] ?? false,
+        ...(values.out !== undefined ? { out: values.out } : {}),
+        ...(values.stack !== undefined ? { stack: values.stack } : {}),
         all: values.all ?? false,
         protect: !(values["no-protect"] ?? false),
         omitFile: values["omit-file"] ?? false,

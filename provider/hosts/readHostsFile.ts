@@ -17,6 +17,11 @@ import { HostsFileNotFoundError } from "./hostsFileNotFoundError";
  * text hosts file; both name the absolute path, which shows where a relative path led.
  */
 export async function readHostsDocument(file: string): Promise<HostsDocument> {
+    return (await readHostsFile(file)).doc;
+}
+
+/** Reads and parses `file` as readHostsDocument does, answering the bytes read too. */
+export async function readHostsFile(file: string): Promise<{ doc: HostsDocument; bytes: Buffer }> {
     const absolute = resolve(file);
     let bytes: Buffer;
     try {
@@ -26,7 +31,7 @@ export async function readHostsDocument(file: string): Promise<HostsDocument> {
         throw new HostsFileError(absolute, "read", error);
     }
     try {
-        return HostsDocument.parse(bytes);
+        return { doc: HostsDocument.parse(bytes), bytes };
     } catch (error) {
         throw new HostsFileError(absolute, "read", error);
     }

@@ -4,10 +4,14 @@
 // operating system's lines alone; `up` writes no byte and `preview` then shows no change. On the Debian
 // one the life goes on: refresh keeps them, a comment edited in the program rewrites only its line,
 // destroy refuses while they are protected, and once unprotected removes exactly the imported lines.
+// With --stack (a stack with a secret in its config and its own backend directory), the helper records
+// the entries in the state as a create would have: the program's first preview and up show no change;
+// importing again, or a file that changes meanwhile, is refused with nothing written; --dry-run
+// changes nothing.
 
 import { strict as assert } from "node:assert";
 import { execFile } from "node:child_process";
-import { readFile, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -83,6 +87,89 @@ describe("the import helper under the real Pulumi CLI", function () {
             });
         });
     }
+
+    /** Runs the helper in the project with the stack's environment; resolves with its exit and output. */
+    async function helper(
+        args: string[],
+        env: Record<string, string> = {},
+    ): Promise<{ code: number; stdout: string; stderr: string }> {
+        return run(process.execPath, [join(REPO_ROOT, "dist", "cli", "main.js"), "hosts", "import", ...args], {
+            cwd: project.dir,
+            env: { ...process.env, ...project.env, ...env },
+        }).then(
+            ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+            (error: { code: number; stdout: string; stderr: string }) => error,
+        );
+    }
+
+    it("--stack records the entries as a create would: the first preview and up of the program change nothing", async () => {
+        project = await CliProject.create(cli, { secrets: { "cli-test:apiKey": "s3cret-value" } });
+        file = join(project.dir, "hosts");
+        const before = hostsFile("debian");
+        await writeFile(file, before);
+        await writeFile(join(project.dir, "Pulumi.yaml"), "name: cli-test\nruntime: nodejs\nmain: index.ts\n");
+
+        const dry = await helper(["--file", file, "--stack", "dev", "--dry-run"]);
+        assert.equal(dry.code, 0, dry.stderr);
+        assert.match(dry.stderr, /would add 3 resources to stack dev, protected:\n {2}urn:pulumi:dev::cli-test::/);
+        assert.match(dry.stdout, /new hosts\.HostEntry\(/);
+        assert.deepEqual((await project.state()).resources, [], "a dry run changes nothing");
+
+        const imported = await helper(["--file", file, "--stack", "dev", "--out", "index.ts"]);
+        assert.equal(imported.code, 0, imported.stderr);
+        assert.match(imported.stderr, /added 3 resources to stack dev, protected/);
+        const state = await project.state();
+        assert.deepEqual(state.resources.map((r) => r.id).sort(), [
+            "ipv4/api.internal",
+            "ipv4/web.internal",
+            "ipv6/web.internal",
+        ]);
+        assert.ok(state.resources.every((r) => r.protect === true));
+
+        const preview = await project.preview();
+        assertOk(preview);
+        assert.deepEqual(
+            [...preview.steps].sort(),
+            IMPORTED.map((step) => step.replace("create", "same")),
+        );
+        const up = await project.up();
+        assertOk(up);
+        assert.deepEqual(
+            [...up.steps].sort(),
+            IMPORTED.map((step) => step.replace("create", "same")),
+        );
+        assert.equal(await text(), before, "not a byte written");
+        assert.ok(!(await project.storedState()).includes("s3cret-value"), "the secret config stays encrypted");
+
+        const again = await helper(["--file", file, "--stack", "dev", "--out", "again.ts"]);
+        assert.equal(again.code, 1);
+        assert.match(again.stderr, /line \d+ \(ipv4\/web\.internal\) is already managed in stack dev as urn:/);
+    });
+
+    it("--stack refuses, writing nothing, when the hosts file changes while it imports", async () => {
+        project = await CliProject.create(cli);
+        file = join(project.dir, "hosts");
+        await writeFile(file, hostsFile("debian"));
+        await writeFile(join(project.dir, "Pulumi.yaml"), "name: cli-test\nruntime: nodejs\nmain: index.ts\n");
+        // Another program edits the file while the helper exports the stack.
+        const shims = join(project.temp.dir, "shims");
+        await mkdir(shims);
+        await writeFile(
+            join(shims, "pulumi"),
+            `#!/bin/sh\nprintf '10.9.9.9\\tlate.internal\\n' >> ${JSON.stringify(file)}\nexec ${JSON.stringify(cli.pulumi)} "$@"\n`,
+        );
+        await chmod(join(shims, "pulumi"), 0o755);
+        const refused = await helper(["--file", file, "--stack", "dev", "--out", "index.ts"], {
+            PATH: `${shims}:${project.env.PATH}`,
+        });
+        assert.equal(refused.code, 1);
+        assert.match(
+            refused.stderr,
+            /changed while it was being imported; nothing was imported\. Run the command again/,
+        );
+        assert.deepEqual((await project.state()).resources, []);
+        await assert.rejects(readFile(join(project.dir, "index.ts")), { code: "ENOENT" }, "no program written");
+    });
 
     it("lives on: refresh keeps them, a comment edit rewrites one line, destroy refuses until unprotected", async () => {
         project = await CliProject.create(cli);
