@@ -30,5 +30,13 @@ const dbLabReplica = new hosts.HostEntry("db.lab-replica", {
 });
 
 // The stack's outputs: each entry's id and line number (`pulumi stack output ids`).
-export const ids = { buildLab: buildLab.id, dbLab: dbLab.id, dbLabReplica: dbLabReplica.id };
-export const lines = { buildLab: buildLab.line, dbLab: dbLab.line, dbLabReplica: dbLabReplica.line };
+export const ids = {
+    buildLab: buildLab.id,
+    dbLab: dbLab.id,
+    dbLabReplica: dbLabReplica.id,
+};
+export const lines = {
+    buildLab: buildLab.line,
+    dbLab: dbLab.line,
+    dbLabReplica: dbLabReplica.line,
+};

@@ -182,8 +182,12 @@ export function renderImportProgram(plan: ImportPlan, options: RenderImportOptio
         for (const entry of plan.entries) out.push(...renderEntry(entry, options.omitFile ?? false, protect), "");
         out.push(
             "// The stack's outputs: each entry's id and line number (`pulumi stack output ids`).",
-            `export const ids = { ${plan.entries.map((e) => `${e.variableName}: ${e.variableName}.id`).join(", ")} };`,
-            `export const lines = { ${plan.entries.map((e) => `${e.variableName}: ${e.variableName}.line`).join(", ")} };`,
+            "export const ids = {",
+            ...plan.entries.map((e) => `    ${e.variableName}: ${e.variableName}.id,`),
+            "};",
+            "export const lines = {",
+            ...plan.entries.map((e) => `    ${e.variableName}: ${e.variableName}.line,`),
+            "};",
             "",
         );
     } else {
@@ -203,17 +207,28 @@ function renderEntry(entry: ImportedEntry, omitFile: boolean, protect: boolean):
     if (!IDENTIFIER.test(variableName) || UNAVAILABLE_IDENTIFIERS.has(variableName)) {
         throw new Error(`${quote(variableName)} cannot name a constant of the generated program`);
     }
+    const fields = [
+        `address: ${literal(args.address)},`,
+        `names: [${args.names.map(literal).join(", ")}],`,
+        ...(args.comment !== undefined ? [`comment: ${literal(args.comment)},`] : []),
+        ...(omitFile ? [] : [`file: ${literal(args.file)},`]),
+        "adopt: true,",
+    ];
+    // Laid out as Biome and Prettier lay it out, so a formatter leaves the generated program as it is.
+    if (!protect) {
+        return [
+            `const ${variableName} = new hosts.HostEntry(${literal(resourceName)}, {`,
+            ...fields.map((f) => `    ${f}`),
+            "});",
+        ];
+    }
     return [
         `const ${variableName} = new hosts.HostEntry(`,
         `    ${literal(resourceName)},`,
         "    {",
-        `        address: ${literal(args.address)},`,
-        `        names: [${args.names.map(literal).join(", ")}],`,
-        ...(args.comment !== undefined ? [`        comment: ${literal(args.comment)},`] : []),
-        ...(omitFile ? [] : [`        file: ${literal(args.file)},`]),
-        "        adopt: true,",
+        ...fields.map((f) => `        ${f}`),
         "    },",
-        ...(protect ? ["    { protect: true },"] : []),
+        "    { protect: true },",
         ");",
     ];
 }

@@ -3,12 +3,15 @@
 // valid TypeScript declaring exactly the plan, with nothing from the file escaping a literal or comment.
 
 import { strict as assert } from "node:assert";
+import { execFileSync } from "node:child_process";
+import { join } from "node:path";
 import ts from "typescript";
 import { checkHostEntry } from "../../provider/hosts/check";
 import { HostsDocument } from "../../provider/hosts/hostsDocument";
 import { type ImportPlan, planImport, renderImportProgram } from "../../provider/hosts/importer";
 import { commentsOf, runProgram, syntaxErrors, typeErrors } from "../support/generatedProgram";
 import { fixture } from "../support/hostsFixtures";
+import { REPO_ROOT } from "../support/projects";
 
 const FILE = "/etc/hosts";
 
@@ -132,9 +135,9 @@ describe("hosts import: planImport and renderImportProgram", () => {
         );
         assert.match(
             program,
-            /^export const ids = \{ localhost: localhost\.id, bookwormExampleOrg: bookwormExampleOrg\.id,/m,
+            /^export const ids = \{\n {4}localhost: localhost\.id,\n {4}bookwormExampleOrg: bookwormExampleOrg\.id,/m,
         );
-        assert.match(program, /^export const lines = \{ localhost: localhost\.line,/m);
+        assert.match(program, /^export const lines = \{\n {4}localhost: localhost\.line,/m);
         assert.match(program, /Every entry is protected, as `pulumi import` protects what it imports/);
     });
 
@@ -156,6 +159,22 @@ describe("hosts import: planImport and renderImportProgram", () => {
         assert.match(reasons.get(9) ?? "", /^a line naming this machine/);
         assert.match(reasons.get(11) ?? "", /^a line naming this machine/, "its full name too");
         assertFaithful(imported, render(imported));
+    });
+
+    it("is laid out as Biome lays it out, protected or not, so a formatter leaves it as it is", () => {
+        const imported = plan(DEBIAN);
+        for (const protect of [true, false]) {
+            const program = renderImportProgram(imported, { file: FILE, command: "c", protect });
+            const formatted = execFileSync(
+                join(REPO_ROOT, "node_modules", ".bin", "biome"),
+                ["format", "--stdin-file-path=program.ts"],
+                {
+                    input: program,
+                    encoding: "utf8",
+                },
+            );
+            assert.equal(formatted, program, `protect: ${protect}`);
+        }
     });
 
     it("declares entries without protection when asked", () => {
