@@ -255,7 +255,7 @@ describe("seed 003/004 flows for tasks.Datastore under the real Pulumi CLI", fun
         ["Ctrl-C in a terminal (SIGINT to the process group)", (pid: number) => process.kill(-pid, "SIGINT")],
         ["kill -INT of the CLI alone", (pid: number) => process.kill(pid, "SIGINT")],
     ] as const) {
-        it(`${how}, once, while a task is polled: within seconds the stack tracks the create; the next up finishes it`, async () => {
+        it(`${how}, once, while a task is polled: the up ends without waiting for the task, recording the create; the next up finishes it`, async () => {
             await project.program([ds19()]);
             longTask();
             const run = project.spawn(["up", "--yes", "--skip-preview", "--non-interactive"]);
@@ -266,16 +266,20 @@ describe("seed 003/004 flows for tasks.Datastore under the real Pulumi CLI", fun
             const interrupted = Date.now();
             interrupt(run.child.pid as number);
             const { code, output } = await run.done;
-            const seconds = (Date.now() - interrupted) / 1000;
+            console.log(`      the up ended ${((Date.now() - interrupted) / 1000).toFixed(1)} s after the interrupt`);
             outputs.push(output);
             assert.notEqual(code, 0);
-            assert.ok(seconds < 10, `the up ended ${seconds} s after the interrupt, not at the task's timeout`);
             const state = await project.state();
             assert.deepEqual(state.pendingOperations, [], "the engine got the provider's answer");
             const partial = await datastore();
             assert.ok(partial, "the create is recorded");
-            assert.equal(partial.outputs?.tainted, false, "not tainted: its task runs on");
+            assert.equal(partial.outputs?.tainted, false, "not tainted: answered on the Cancel, not at a deadline");
             assert.equal(typeof partial.outputs?.taskId, "string");
+            const task = api.operation(String(partial.outputs?.taskId));
+            assert.ok(
+                task && task.endedAt === undefined,
+                "the up ended while the task still ran: it did not wait for it",
+            );
             assert.match(String(partial.initErrors), /the next `pulumi up` follows the task to its end/);
             assert.equal(api.datastores().length, 1);
 
