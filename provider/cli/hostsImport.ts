@@ -111,13 +111,13 @@ async function runHostsImport(args: readonly string[], io: CliIo): Promise<numbe
         providerCode: await serializedShim("hosts:HostEntry"),
         protect: options.protect,
     });
-    const listing = result.added.map(({ urn, entry }) => `  ${urn} (line ${entry.lineNumber})\n`).join("");
+    const additions =
+        `${count(result.added.length, "resource", "resources")} to stack ${stack}` +
+        `${options.protect ? ", protected" : ""}:\n` +
+        result.added.map(({ urn, entry }) => `  ${urn} (line ${entry.lineNumber})\n`).join("");
     if (options.dryRun) {
         io.stdout(program);
-        io.stderr(
-            `dry run: ${summary}; would add ${count(result.added.length, "resource", "resources")} to stack ${stack}` +
-                `${options.protect ? ", protected" : ""}:\n${listing}Nothing was written.\n`,
-        );
+        io.stderr(`dry run: ${summary}; would add ${additions}Nothing was written.\n`);
         return 0;
     }
     if (!(await read()).bytes.equals(bytes)) {
@@ -128,11 +128,7 @@ async function runHostsImport(args: readonly string[], io: CliIo): Promise<numbe
     }
     await emit(program, options.out, io);
     await importStack(stack, { ...exported, deployment: result.deployment }, cwd, io.env);
-    io.stderr(
-        `${summary}; added ${count(result.added.length, "resource", "resources")} to stack ${stack}` +
-            `${options.protect ? ", protected" : ""}:\n${listing}` +
-            "`pulumi preview` with the program now shows no change.\n",
-    );
+    io.stderr(`${summary}; added ${additions}\`pulumi preview\` with the program now shows no change.\n`);
     return 0;
 }
 

@@ -311,21 +311,23 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
     /** A datastore with this natural key exists, not made by this resource: adopt it, or refuse like row 4. */
     private takeOver(inputs: Raw, key: NaturalKey, label: string, found: Datastore): DatastoreOutputs {
         if (!inputs.adopt) throw new DatastoreExistsError(label, found, !!inputs.createToken);
-        if (found.state === "ERROR") {
-            // A datastore in ERROR never becomes OK: take it over tainted, so the next up replaces it.
-            const reason = `adopted in state ERROR (id ${found.id}); the next \`pulumi up\` replaces it`;
-            throw this.partial(inputs, key, outputsOf(inputs, found, { tainted: true, taintReason: reason }), reason);
-        }
+        // A datastore in ERROR never becomes OK: take it over tainted, so the next up replaces it.
+        if (found.state === "ERROR")
+            throw this.takenInError(inputs, key, `adopted in state ERROR (id ${found.id})`, found);
         return adopted(label, inputs, found);
     }
 
     /** A create without a token whose outcome was unknown, resumed: the datastore with its name is the one. */
     private claimed(inputs: Raw, key: NaturalKey, label: string, found: Datastore): DatastoreOutputs {
-        if (found.state === "ERROR") {
-            const reason = `${label} (id ${found.id}) is in state ERROR; the next \`pulumi up\` replaces it`;
-            throw this.partial(inputs, key, outputsOf(inputs, found, { tainted: true, taintReason: reason }), reason);
-        }
+        if (found.state === "ERROR")
+            throw this.takenInError(inputs, key, `${label} (id ${found.id}) is in state ERROR`, found);
         return outputsOf(inputs, found, { tainted: false });
+    }
+
+    /** A datastore in ERROR taken as this resource's: partial state, tainted, so the next up replaces it. */
+    private takenInError(inputs: Raw, key: NaturalKey, what: string, found: Datastore): PartialStateError {
+        const reason = `${what}; the next \`pulumi up\` replaces it`;
+        return this.partial(inputs, key, outputsOf(inputs, found, { tainted: true, taintReason: reason }), reason);
     }
 
     /**
@@ -356,37 +358,21 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
         if (!olds.datastoreId && !olds.tainted) {
             // A create that was interrupted, or whose outcome was unknown: let its task end, then find
             // what it made, or create it now.
-            let found: Datastore | undefined;
-            try {
+            const found = await this.lookUpKeeping(olds, news, key, label, async () => {
                 if (olds.taskId) {
                     await this.follow(operationUri(olds.taskId), this.context.clock(), deadline, (error) =>
                         error instanceof TaskFailedError ? undefined : error,
                     );
                 }
-                found = await this.findOne(label, key, deadline);
-            } catch (error) {
-                throw this.partial(
-                    news,
-                    key,
-                    keptOutputs(olds, news),
-                    `could not look ${label} up: ${messageOf(error)}`,
-                );
-            }
+                return await this.findOne(label, key, deadline);
+            });
             return { outs: await this.createOrFollow(news, key, label, deadline, found, true) };
         }
         if ((olds.tainted && news.untaint) || !olds.datastoreId) {
             // Untaint, or a create that stopped short: look the datastore up by its natural key.
-            let found: Datastore[];
-            try {
-                found = await api.findByNaturalKey(key, this.call(deadline));
-            } catch (error) {
-                throw this.partial(
-                    news,
-                    key,
-                    keptOutputs(olds, news),
-                    `could not look ${label} up: ${messageOf(error)}`,
-                );
-            }
+            const found = await this.lookUpKeeping(olds, news, key, label, () =>
+                api.findByNaturalKey(key, this.call(deadline)),
+            );
             if (found.length === 0) {
                 this.context.report(`${label}: not found at the API; creating it again`);
                 return { outs: await this.createOrFollow(news, key, label, deadline, undefined, false) };
@@ -497,6 +483,21 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
             const failure = onStop(error);
             if (failure) throw failure;
             return error.taskId;
+        }
+    }
+
+    /** Looks the datastore up for an update; when that fails, the state on record stays, as partial state. */
+    private async lookUpKeeping<T>(
+        olds: DatastoreOutputs,
+        news: Raw,
+        key: NaturalKey,
+        label: string,
+        lookUp: () => Promise<T>,
+    ): Promise<T> {
+        try {
+            return await lookUp();
+        } catch (error) {
+            throw this.partial(news, key, keptOutputs(olds, news), `could not look ${label} up: ${messageOf(error)}`);
         }
     }
 

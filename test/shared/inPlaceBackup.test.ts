@@ -71,6 +71,11 @@ describe("in-place write backups", () => {
         assert.throws(() => privateDirectory(), /belongs to uid 1234/);
     });
 
+    it("looks for a backup to restore without creating the private directory", async () => {
+        assert.equal(recoverInPlaceWriteSync(target), false);
+        assert.deepEqual(await readdir(tmp), [], "every batch of edits looks: none may leave a directory behind");
+    });
+
     it("never replaces a backup that is already there: it is the only good copy", () => {
         saveBackup(target, Buffer.from("the good copy\n"));
         assert.throws(() => saveBackup(target, Buffer.from("torn\n")), { code: "EEXIST" });

@@ -12,13 +12,13 @@ import { createHash } from "node:crypto";
 import { closeSync, constants, fsyncSync, linkSync, openSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { overwrite, writeAll } from "./descriptors";
-import { privateDirectory } from "./privateDirectory";
+import { existingPrivateDirectory, privateDirectory } from "./privateDirectory";
 import { isProcessAlive } from "./processes";
 
 /** Where an in-place write of `target` keeps the previous content until it has succeeded. */
-export function backupPath(target: string): string {
+export function backupPath(target: string, directory = privateDirectory()): string {
     const digest = createHash("sha256").update(target).digest("hex").slice(0, 16);
-    return join(privateDirectory(), `backup-${digest}-${basename(target)}`);
+    return join(directory, `backup-${digest}-${basename(target)}`);
 }
 
 /**
@@ -74,8 +74,11 @@ function sweepBackupTemporaries(backup: string): void {
 export function recoverInPlaceWriteSync(target: string): boolean {
     let backup: string;
     let previous: Buffer;
+    // Every batch of edits calls this: look in the private directory only if it exists, never create it.
+    const directory = existingPrivateDirectory();
+    if (directory === undefined) return false;
     try {
-        backup = backupPath(target);
+        backup = backupPath(target, directory);
         const fd = openSync(backup, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
         try {
             previous = readFileSync(fd);

@@ -2,7 +2,7 @@
 // on every use (ours, a real directory and not a symlink, no access for others). Everything else lives
 // inside it, where no other user can plant a symlink or a file, so names there may be predictable.
 
-import { lstatSync, mkdirSync } from "node:fs";
+import { lstatSync, mkdirSync, type Stats } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -11,14 +11,38 @@ import { join } from "node:path";
  * when not private.
  */
 export function privateDirectory(): string {
-    const uid = process.getuid?.() ?? 0;
-    const directory = join(tmpdir(), `pulumi-lifecycle-${uid}`);
+    const directory = privateDirectoryPath();
     try {
         mkdirSync(directory, { mode: 0o700 });
     } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     }
-    const info = lstatSync(directory);
+    return checked(directory, lstatSync(directory));
+}
+
+/**
+ * The private directory when it exists (refused when not private), or undefined: for readers, which must
+ * not create it in every user's $TMPDIR just to find it empty.
+ */
+export function existingPrivateDirectory(): string | undefined {
+    const directory = privateDirectoryPath();
+    let info: Stats;
+    try {
+        info = lstatSync(directory);
+    } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+        throw error;
+    }
+    return checked(directory, info);
+}
+
+function privateDirectoryPath(): string {
+    return join(tmpdir(), `pulumi-lifecycle-${process.getuid?.() ?? 0}`);
+}
+
+/** `directory`, unless `info` shows it is not a directory only this user may enter. */
+function checked(directory: string, info: Stats): string {
+    const uid = process.getuid?.() ?? 0;
     const problem = !info.isDirectory()
         ? "it is not a directory (a symlink, or a file)"
         : process.platform !== "win32" && info.uid !== uid
