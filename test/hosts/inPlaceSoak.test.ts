@@ -18,7 +18,7 @@ import { privateDirectory } from "../../provider/shared/files/privateDirectory";
 import { seededRandom } from "../../provider/shared/random";
 import { blocklist } from "../support/hostsFixtures";
 import { makeTempDir, REPO_ROOT, type TempDir } from "../support/projects";
-import { bindMount, canBindMount, skipBecause } from "../support/system";
+import { bindMount, canBindMount, skipBecause, useTmpdir } from "../support/system";
 
 const KILLS = 200;
 const SEED = 20261123;
@@ -83,14 +83,13 @@ describe("in-place writes under SIGKILL (a bind-mounted hosts file)", function (
     let source: string;
     let target: string;
     let unmount: (() => void) | undefined;
-    let savedTmpdir: string | undefined;
+    let restoreTmpdir: (() => void) | undefined;
 
     beforeEach(async function () {
         if (!canBindMount()) skipBecause(this, "needs root with mount(8) to bind-mount a file (the in-place path)");
         temp = await makeTempDir();
         // The writers inherit it: their backups land in this test's own private directory.
-        savedTmpdir = process.env.TMPDIR;
-        process.env.TMPDIR = temp.dir;
+        restoreTmpdir = useTmpdir(temp.dir);
         source = join(temp.dir, "source");
         target = join(temp.dir, "hosts");
         await writeFile(source, BASE);
@@ -100,8 +99,8 @@ describe("in-place writes under SIGKILL (a bind-mounted hosts file)", function (
     afterEach(async () => {
         unmount?.();
         unmount = undefined;
-        if (savedTmpdir === undefined) delete process.env.TMPDIR;
-        else process.env.TMPDIR = savedTmpdir;
+        restoreTmpdir?.();
+        restoreTmpdir = undefined;
         await temp?.cleanup();
     });
 

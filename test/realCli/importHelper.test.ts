@@ -15,7 +15,7 @@ import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { assertOk, CliProject } from "../support/cliProject";
+import { assertOk, CliProject, type StackOptions } from "../support/cliProject";
 import { type FixtureName, fixture } from "../support/hostsFixtures";
 import { REPO_ROOT } from "../support/projects";
 import { type PulumiCli, requirePulumiCli } from "../support/pulumiCli";
@@ -23,6 +23,8 @@ import { type PulumiCli, requirePulumiCli } from "../support/pulumiCli";
 const run = promisify(execFile);
 const USER_LINES = "10.0.0.5\tweb.internal web # frontend\n10.0.0.6\tapi.internal\nfd00::5\tweb.internal\n";
 const IMPORTED = ["create api.internal", "create web.internal", "create web.internal-ipv6"];
+/** The same entries, unchanged. */
+const UNCHANGED = IMPORTED.map((step) => step.replace("create", "same"));
 
 /** The fixture as that system has it, with the user's lines added (Docker names the container's host). */
 function hostsFile(name: FixtureName): string {
@@ -44,48 +46,14 @@ describe("the import helper under the real Pulumi CLI", function () {
     });
     afterEach(() => project?.cleanup());
 
-    /** Runs `hosts import` in the project and makes its output the program. */
-    async function generate(...options: string[]): Promise<string> {
-        const generated = await run(
-            process.execPath,
-            [join(REPO_ROOT, "dist", "cli", "main.js"), "hosts", "import", "--file", file, ...options],
-            { cwd: project.dir },
-        );
-        await writeFile(join(project.dir, "index.ts"), generated.stdout);
+    /** A project whose program is index.ts, beside the hosts file `name`; resolves with the file's text. */
+    async function setUp(name: FixtureName, stackOptions: StackOptions = {}): Promise<string> {
+        project = await CliProject.create(cli, stackOptions);
+        file = join(project.dir, "hosts");
+        const before = hostsFile(name);
+        await writeFile(file, before, "latin1");
         await writeFile(join(project.dir, "Pulumi.yaml"), "name: cli-test\nruntime: nodejs\nmain: index.ts\n");
-        return generated.stdout;
-    }
-
-    for (const name of ["debian", "macos", "windows", "docker"] as const) {
-        it(`takes over only the user's lines of a ${name} hosts file: up writes no byte, preview shows no change`, async () => {
-            project = await CliProject.create(cli);
-            file = join(project.dir, "hosts");
-            const before = hostsFile(name);
-            await writeFile(file, before, "latin1");
-            const program = await generate();
-            assert.match(program, /\{ protect: true \}/);
-            const up = await project.up();
-            assertOk(up);
-            assert.deepEqual([...up.steps].sort(), IMPORTED, "the system's lines are left alone");
-            assert.equal(await text(), before, "adoption writes no byte");
-            const preview = await project.preview();
-            assertOk(preview);
-            assert.deepEqual(
-                [...preview.steps].sort(),
-                IMPORTED.map((step) => step.replace("create", "same")),
-            );
-            const state = await project.state();
-            assert.equal(
-                state.resources.filter((r) => r.protect === true).length,
-                3,
-                "every imported entry is protected in the state",
-            );
-            assert.deepEqual((await project.outputs()).ids, {
-                apiInternal: "ipv4/api.internal",
-                webInternal: "ipv4/web.internal",
-                webInternalIpv6: "ipv6/web.internal",
-            });
-        });
+        return before;
     }
 
     /** Runs the helper in the project with the stack's environment; resolves with its exit and output. */
@@ -102,12 +70,42 @@ describe("the import helper under the real Pulumi CLI", function () {
         );
     }
 
+    /** Runs `hosts import` in the project and makes its output the program. */
+    async function generate(): Promise<string> {
+        const generated = await helper(["--file", file]);
+        assert.equal(generated.code, 0, generated.stderr);
+        await writeFile(join(project.dir, "index.ts"), generated.stdout);
+        return generated.stdout;
+    }
+
+    for (const name of ["debian", "macos", "windows", "docker"] as const) {
+        it(`takes over only the user's lines of a ${name} hosts file: up writes no byte, preview shows no change`, async () => {
+            const before = await setUp(name);
+            const program = await generate();
+            assert.match(program, /\{ protect: true \}/);
+            const up = await project.up();
+            assertOk(up);
+            assert.deepEqual([...up.steps].sort(), IMPORTED, "the system's lines are left alone");
+            assert.equal(await text(), before, "adoption writes no byte");
+            const preview = await project.preview();
+            assertOk(preview);
+            assert.deepEqual([...preview.steps].sort(), UNCHANGED);
+            const state = await project.state();
+            assert.equal(
+                state.resources.filter((r) => r.protect === true).length,
+                3,
+                "every imported entry is protected in the state",
+            );
+            assert.deepEqual((await project.outputs()).ids, {
+                apiInternal: "ipv4/api.internal",
+                webInternal: "ipv4/web.internal",
+                webInternalIpv6: "ipv6/web.internal",
+            });
+        });
+    }
+
     it("--stack records the entries as a create would: the first preview and up of the program change nothing", async () => {
-        project = await CliProject.create(cli, { secrets: { "cli-test:apiKey": "s3cret-value" } });
-        file = join(project.dir, "hosts");
-        const before = hostsFile("debian");
-        await writeFile(file, before);
-        await writeFile(join(project.dir, "Pulumi.yaml"), "name: cli-test\nruntime: nodejs\nmain: index.ts\n");
+        const before = await setUp("debian", { secrets: { "cli-test:apiKey": "s3cret-value" } });
 
         const dry = await helper(["--file", file, "--stack", "dev", "--dry-run"]);
         assert.equal(dry.code, 0, dry.stderr);
@@ -128,16 +126,10 @@ describe("the import helper under the real Pulumi CLI", function () {
 
         const preview = await project.preview();
         assertOk(preview);
-        assert.deepEqual(
-            [...preview.steps].sort(),
-            IMPORTED.map((step) => step.replace("create", "same")),
-        );
+        assert.deepEqual([...preview.steps].sort(), UNCHANGED);
         const up = await project.up();
         assertOk(up);
-        assert.deepEqual(
-            [...up.steps].sort(),
-            IMPORTED.map((step) => step.replace("create", "same")),
-        );
+        assert.deepEqual([...up.steps].sort(), UNCHANGED);
         assert.equal(await text(), before, "not a byte written");
         assert.ok(!(await project.storedState()).includes("s3cret-value"), "the secret config stays encrypted");
 
@@ -147,10 +139,7 @@ describe("the import helper under the real Pulumi CLI", function () {
     });
 
     it("--stack refuses, writing nothing, when the hosts file changes while it imports", async () => {
-        project = await CliProject.create(cli);
-        file = join(project.dir, "hosts");
-        await writeFile(file, hostsFile("debian"));
-        await writeFile(join(project.dir, "Pulumi.yaml"), "name: cli-test\nruntime: nodejs\nmain: index.ts\n");
+        await setUp("debian");
         // Another program edits the file while the helper exports the stack.
         const shims = join(project.temp.dir, "shims");
         await mkdir(shims);
@@ -172,10 +161,7 @@ describe("the import helper under the real Pulumi CLI", function () {
     });
 
     it("lives on: refresh keeps them, a comment edit rewrites one line, destroy refuses until unprotected", async () => {
-        project = await CliProject.create(cli);
-        file = join(project.dir, "hosts");
-        const before = hostsFile("debian");
-        await writeFile(file, before);
+        const before = await setUp("debian");
         const program = await generate();
         assertOk(await project.up());
 

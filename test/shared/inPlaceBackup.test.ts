@@ -14,26 +14,25 @@ import { writeFileAtomicSync } from "../../provider/shared/files/atomicWrite";
 import { backupPath, recoverInPlaceWriteSync, saveBackup } from "../../provider/shared/files/inPlaceBackup";
 import { privateDirectory } from "../../provider/shared/files/privateDirectory";
 import { makeTempDir, type TempDir } from "../support/projects";
-import { bindMount, canBindMount, isRoot, skipBecause } from "../support/system";
+import { bindMount, canBindMount, isRoot, skipBecause, useTmpdir } from "../support/system";
 
 describe("in-place write backups", () => {
     let temp: TempDir;
     let tmp: string;
     let target: string;
-    let savedTmpdir: string | undefined;
+    let restoreTmpdir: (() => void) | undefined;
 
     beforeEach(async () => {
         temp = await makeTempDir();
         tmp = join(temp.dir, "tmp");
         await mkdir(tmp);
-        savedTmpdir = process.env.TMPDIR;
-        process.env.TMPDIR = tmp;
+        restoreTmpdir = useTmpdir(tmp);
         target = join(temp.dir, "hosts");
         await writeFile(target, "127.0.0.1\tlocalhost\n");
     });
     afterEach(async () => {
-        if (savedTmpdir === undefined) delete process.env.TMPDIR;
-        else process.env.TMPDIR = savedTmpdir;
+        restoreTmpdir?.();
+        restoreTmpdir = undefined;
         await temp.cleanup();
     });
 

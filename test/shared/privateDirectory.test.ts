@@ -11,7 +11,7 @@ import { createEntry } from "../../provider/hosts/entries";
 import { HostsFileStore } from "../../provider/hosts/hostsFileStore";
 import { fallbackLockPathFor } from "../../provider/shared/files/fileLock";
 import { makeTempDir, REPO_ROOT, type TempDir } from "../support/projects";
-import { bindMount, canBindMount, isRoot, NOBODY, runUnprivileged, skipBecause } from "../support/system";
+import { bindMount, canBindMount, isRoot, NOBODY, runUnprivileged, skipBecause, useTmpdir } from "../support/system";
 
 const PRECIOUS = "precious\n";
 
@@ -20,23 +20,22 @@ describe("what the package writes under $TMPDIR", () => {
     let tmp: string;
     let target: string;
     let victim: string;
-    let savedTmpdir: string | undefined;
+    let restoreTmpdir: (() => void) | undefined;
 
     beforeEach(async () => {
         temp = await makeTempDir();
         tmp = join(temp.dir, "tmp");
         await mkdir(tmp);
         await chmod(tmp, 0o1777);
-        savedTmpdir = process.env.TMPDIR;
-        process.env.TMPDIR = tmp;
+        restoreTmpdir = useTmpdir(tmp);
         target = join(temp.dir, "hosts");
         await writeFile(target, "127.0.0.1\tlocalhost\n");
         victim = join(temp.dir, "victim");
         await writeFile(victim, PRECIOUS);
     });
     afterEach(async () => {
-        if (savedTmpdir === undefined) delete process.env.TMPDIR;
-        else process.env.TMPDIR = savedTmpdir;
+        restoreTmpdir?.();
+        restoreTmpdir = undefined;
         await temp.cleanup();
     });
 

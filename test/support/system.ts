@@ -61,3 +61,16 @@ export function skipBecause(context: Mocha.Context, missing: string): never {
     console.log(`      skipped: ${missing}`);
     context.skip();
 }
+
+/**
+ * Points TMPDIR (what os.tmpdir() reads, here and in the processes started from here) at `dir`;
+ * returns what puts the previous value back.
+ */
+export function useTmpdir(dir: string): () => void {
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = dir;
+    return () => {
+        if (saved === undefined) delete process.env.TMPDIR;
+        else process.env.TMPDIR = saved;
+    };
+}
