@@ -1,7 +1,7 @@
 // Guards the package as users meet it: `npm pack`, installed by name into a fresh project next to its
 // peer @pulumi/pulumi, used from a program, run through the real provider process from that install.
-// Also: what the tarball holds, the bin, a `__provider` that is small, path-free and the same text
-// wherever and however the package was built, a pnpm-style isolated layout, and a stack made in one
+// Also: what the tarball holds, the bin, a `__provider` of at most 600 bytes that names the package,
+// not a path, the same text wherever it is installed, a pnpm-style isolated layout, and a stack made in one
 // project destroyed from another location (another machine deleting what this one created).
 
 import { strict as assert } from "node:assert";
@@ -11,7 +11,6 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { Harness } from "./harness/harness";
 import { makeTempDir, REPO_ROOT, type TempDir } from "./support/projects";
-import { serializedProvider } from "./support/serializedProvider";
 
 const run = promisify(execFile);
 const HOSTS = "127.0.0.1\tlocalhost\n";
@@ -50,6 +49,18 @@ describe("the packed package, installed by name in a fresh project", function ()
         await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: app });
     });
     after(() => temp.cleanup());
+
+    let providerText: Promise<string> | undefined;
+    /** The `__provider` the npm-installed app stores for its HostEntry. */
+    function appProviderText(): Promise<string> {
+        providerText ??= (async () => {
+            const harness = new Harness({ projectDir: app, stateFile: join(app, "state-provider.json") });
+            const result = await harness.up();
+            await harness.destroy();
+            return result.state.resources[0]?.inputs.__provider as string;
+        })();
+        return providerText;
+    }
 
     it("ships the compiled package only: JavaScript, declarations, README and package.json", async () => {
         const { stdout } = await run("npm", ["pack", "--dry-run", "--json"], { cwd: REPO_ROOT });
@@ -96,17 +107,17 @@ describe("the packed package, installed by name in a fresh project", function ()
         assert.equal(await readFile(join(app, "hosts"), "utf8"), HOSTS);
     });
 
-    it("stores a __provider that is small, names no path, and is the same text as a build elsewhere", async () => {
-        const harness = new Harness({ projectDir: app, stateFile: join(app, "state-provider.json") });
-        const result = await harness.up();
-        const text = result.state.resources[0]?.inputs.__provider as string;
-        await harness.destroy();
-        assert.ok(text.length < 4096, `${text.length} bytes`);
+    it("stores a __provider of at most 600 bytes: a reference to the package by name, no path, no code", async () => {
+        const text = await appProviderText();
+        assert.ok(text.length <= 600, `${text.length} bytes`);
         for (const path of [app, REPO_ROOT, temp.dir, "/tmp/", "/work/", "node_modules"]) {
             assert.ok(!text.includes(path), `__provider mentions ${path}`);
         }
-        assert.deepEqual([...new Set(text.match(/require\([^)]*\)/g))], ['require("pulumi-lifecycle/runtime")']);
-        assert.equal(text, await serializedProvider("hosts:HostEntry"), "same as the repository's own build");
+        assert.deepEqual(
+            [...new Set(text.match(/require\([^)]*\)/g))],
+            ['require("pulumi-lifecycle/provider/hostEntry")'],
+        );
+        assert.ok(!text.includes("providerFor"), "the forwarding code is loaded by name, not copied into the state");
     });
 
     it("works in a pnpm-style isolated layout, where only direct dependencies are visible", async () => {
@@ -141,6 +152,11 @@ describe("the packed package, installed by name in a fresh project", function ()
         const created = await harness.up();
         assert.ok(created.ok, created.plan);
         assert.equal(await readFile(join(pnpmApp, "hosts"), "utf8"), `${HOSTS}10.0.0.5\tweb.internal web\n`);
+        assert.equal(
+            created.state.resources[0]?.inputs.__provider,
+            await appProviderText(),
+            "the same __provider text as the npm layout at another path",
+        );
         const destroyed = await harness.destroy();
         assert.ok(destroyed.ok, destroyed.plan);
         assert.equal(await readFile(join(pnpmApp, "hosts"), "utf8"), HOSTS);
