@@ -25,3 +25,16 @@ export const timerRepeat: Repeat = (everyMs, action) => {
     interval.unref();
     return () => clearInterval(interval);
 };
+
+/**
+ * Calls `onTimeout` after `ms` unless the returned cancel function is called first. Apart from `Sleep`
+ * because a request timer is started for every request and nearly always cancelled: cancelling must cost
+ * nothing (no rejected promise, no abort error built).
+ */
+export type Timeout = (ms: number, onTimeout: () => void) => () => void;
+
+/** A real timer. */
+export const timerTimeout: Timeout = (ms, onTimeout) => {
+    const timer = setTimeout(onTimeout, ms);
+    return () => clearTimeout(timer);
+};

@@ -20,6 +20,22 @@ export function peakRssMb(pid: number): number | undefined {
     }
 }
 
+/** CPU time (user + system) a live process has used, in seconds (Linux /proc), or undefined elsewhere. */
+export function cpuSeconds(pid: number): number | undefined {
+    try {
+        // Fields 14 and 15 of /proc/<pid>/stat, counted after the command name's closing parenthesis.
+        const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        const ticks = Number(fields[11]) + Number(fields[12]);
+        return Number.isFinite(ticks) ? ticks / CLOCK_TICKS_PER_SECOND : undefined;
+    } catch {
+        return undefined;
+    }
+}
+
+/** USER_HZ, 100 on every Linux architecture Node.js runs on. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
 /** Formats a table: a header row and data rows, columns right-aligned. */
 export function table(header: string[], rows: string[][]): string {
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));

@@ -12,7 +12,7 @@ import { CLUSTER, GIB, HCI, TOKEN } from "../support/datastoreFixture";
 import { makeProject } from "../support/projects";
 import { ProviderServer } from "../support/providerServer";
 import { serializedProvider } from "../support/serializedProvider";
-import { peakRssMb } from "./machine";
+import { cpuSeconds, peakRssMb } from "./machine";
 
 /** What the run measured. */
 export interface TasksRun {
@@ -28,6 +28,11 @@ export interface TasksRun {
     readonly polls: { polls: number; bound: number; throttled: number }[];
     readonly throttled: number;
     readonly peakMb: number | undefined;
+    /** The provider process's CPU time for the whole run. */
+    readonly cpuSeconds: number | undefined;
+    /** All requests the server logged, and the most it logged within any one second. */
+    readonly requests: number;
+    readonly peakPerSecond: number;
 }
 
 /** Creates `count` datastores at once; tasks last 1-3 s; the server allows `perSecond` requests a second. */
@@ -98,6 +103,9 @@ export async function benchTasks(count = 200, perSecond = 200, throttledShare = 
             polls,
             throttled: requests.filter((r) => r.status === 429).length,
             peakMb: peakRssMb(provider.pid),
+            cpuSeconds: cpuSeconds(provider.pid),
+            requests: requests.length,
+            peakPerSecond: busiestSecond(requests.map((r) => Date.parse(r.at))),
         };
     } finally {
         await provider.stop();
@@ -110,4 +118,15 @@ export async function benchTasks(count = 200, perSecond = 200, throttledShare = 
 export function percentile(values: readonly number[], p: number): number {
     const sorted = [...values].sort((a, b) => a - b);
     return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN;
+}
+
+/** The most of `times` (ms) that fall within any window of one second. */
+function busiestSecond(times: readonly number[]): number {
+    const sorted = [...times].sort((a, b) => a - b);
+    let most = 0;
+    for (let first = 0, last = 0; last < sorted.length; last++) {
+        while ((sorted[last] ?? 0) - (sorted[first] ?? 0) >= 1000) first++;
+        most = Math.max(most, last - first + 1);
+    }
+    return most;
 }

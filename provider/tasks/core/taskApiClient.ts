@@ -5,7 +5,7 @@
 // redirects are followed, and a Location elsewhere is refused), and no answer is read past
 // MAX_RESPONSE_BYTES.
 
-import { type Clock, type Sleep, systemClock, timerSleep } from "../../shared/time";
+import { type Clock, type Sleep, systemClock, type Timeout, timerSleep, timerTimeout } from "../../shared/time";
 import { IDEMPOTENCY_KEY_HEADER } from "../wire";
 import { CrossOriginError } from "./crossOriginError";
 import { MalformedResponseError } from "./malformedResponseError";
@@ -21,7 +21,10 @@ export interface TaskApiClientOptions {
     /** Bearer token; only ever sent in the Authorization header. */
     readonly token: string;
     readonly clock?: Clock;
+    /** Waits between retries. */
     readonly sleep?: Sleep;
+    /** Each request's timer (`requestTimeoutMs`). */
+    readonly timeout?: Timeout;
     readonly random?: () => number;
     /** Waits between retries of one request (Retry-After wins when the server sends one). */
     readonly schedule?: PollSchedule;
@@ -64,6 +67,7 @@ const ERROR_TEXT_CHARS = 200;
 export class TaskApiClient {
     private readonly clock: Clock;
     private readonly sleep: Sleep;
+    private readonly timeout: Timeout;
     private readonly random: () => number;
     private readonly schedule: PollSchedule;
     private readonly fetch: typeof fetch;
@@ -71,6 +75,7 @@ export class TaskApiClient {
     constructor(private readonly options: TaskApiClientOptions) {
         this.clock = options.clock ?? systemClock;
         this.sleep = options.sleep ?? timerSleep;
+        this.timeout = options.timeout ?? timerTimeout;
         this.random = options.random ?? Math.random;
         this.schedule = options.schedule ?? DEFAULT_POLL_SCHEDULE;
         this.fetch = options.fetch ?? fetch;
@@ -130,13 +135,19 @@ export class TaskApiClient {
     }
 
     private async fetchOnce(url: string, request: TaskApiRequest): Promise<Response> {
-        const timeout = new AbortController();
+        // One controller per request, aborted only when the request must stop: by the caller's signal or
+        // by its timer. (A composite signal and an abortable sleep per request cost ~0.6 CPU-s per 200
+        // creates under load, spent building abort errors for requests that had succeeded.)
         const timeoutMs = this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-        const timer = this.sleep(timeoutMs, timeout.signal).then(
-            () => timeout.abort(new Error(`no answer within ${timeoutMs} ms`)),
-            () => undefined,
-        );
-        const signal = request.signal ? AbortSignal.any([request.signal, timeout.signal]) : timeout.signal;
+        const controller = new AbortController();
+        let timedOut: Error | undefined;
+        const cancelTimer = this.timeout(timeoutMs, () => {
+            timedOut = new Error(`no answer within ${timeoutMs} ms`);
+            controller.abort(timedOut);
+        });
+        const forwardAbort = () => controller.abort(request.signal?.reason);
+        request.signal?.addEventListener("abort", forwardAbort, { once: true });
+        const signal = controller.signal;
         const headers: Record<string, string> = {
             authorization: `Bearer ${this.options.token}`,
             accept: "application/json",
@@ -168,10 +179,10 @@ export class TaskApiClient {
                 headers: response.headers,
             });
         } catch (error) {
-            throw timeout.signal.aborted && !request.signal?.aborted ? timeout.signal.reason : error;
+            throw timedOut && signal.reason === timedOut ? timedOut : error;
         } finally {
-            timeout.abort();
-            await timer;
+            cancelTimer();
+            request.signal?.removeEventListener("abort", forwardAbort);
         }
     }
 

@@ -15,7 +15,7 @@ import { MalformedResponseError } from "../../../provider/tasks/core/malformedRe
 import { MAX_RESPONSE_BYTES, TaskApiClient } from "../../../provider/tasks/core/taskApiClient";
 import { TaskApiError } from "../../../provider/tasks/core/taskApiError";
 import { TaskApiUnreachableError } from "../../../provider/tasks/core/taskApiUnreachableError";
-import { FakeTime, rejection, TOKEN } from "./support";
+import { FakeTime, REQUEST_TIMEOUT_MS, rejection, TOKEN } from "./support";
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;
 
@@ -66,7 +66,8 @@ describe("TaskApiClient as a security boundary", () => {
             clock: time.clock,
             sleep: time.sleep,
             random: () => 0.5,
-            requestTimeoutMs: time.timerMs,
+            timeout: time.timeout,
+            requestTimeoutMs: REQUEST_TIMEOUT_MS,
             maxAttempts: 3,
         });
     }

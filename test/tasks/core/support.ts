@@ -3,7 +3,7 @@
 // inputs. Nothing here waits for a real timer.
 
 import { strict as assert } from "node:assert";
-import type { Clock, Sleep } from "../../../provider/shared/time";
+import type { Clock, Sleep, Timeout } from "../../../provider/shared/time";
 import type { DatastoreInputs } from "../../../provider/tasks/datastoreSchema";
 import {
     startTaskApiServer,
@@ -17,7 +17,7 @@ export const START = Date.parse("2030-01-01T00:00:00.000Z");
 /** A token distinctive enough that finding it in a message cannot be a coincidence; valid in a datastore name. */
 export const TOKEN = "Sekrit-Token.7f3a9c1e-do-not-print";
 
-/** The request timeout the tests give clients: sleeps of exactly this length are request timers. */
+/** The request timeout the tests give clients. */
 export const REQUEST_TIMEOUT_MS = 45_678;
 
 export const GIB = 1024 ** 3;
@@ -29,26 +29,25 @@ export const OTHER_UUID = "c0ffee00-0000-4000-8000-000000000003";
 export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 
 /**
- * A fake clock and sleep. A wait resolves at once, records the ms asked and moves the clock forward by
- * them; it rejects with the signal's reason when the signal is (or, in `onWait`, becomes) aborted. A
- * request timer (a sleep of exactly `timerMs`, which TaskApiClient starts for each request) stays
- * pending until `fireTimers()` resolves it or its signal is aborted, so a request times out only when a
+ * A fake clock, sleep and request timer. A wait resolves at once, records the ms asked and moves the
+ * clock forward by them; it rejects with the signal's reason when the signal is (or, in `onWait`,
+ * becomes) aborted. A request timer (`timeout`, which TaskApiClient starts for each request) stays
+ * pending until `fireTimers()` fires it or the client cancels it, so a request times out only when a
  * test says so.
  */
 export class FakeTime {
     now: number;
-    /** Every wait asked of `sleep`, in order (request timers excluded). */
+    /** Every wait asked of `sleep`, in order. */
     readonly waits: number[] = [];
     /** How many request timers were started. */
     timersStarted = 0;
+    /** The ms of the last request timer started. */
+    lastTimerMs: number | undefined;
     /** Called before a wait of `sleep` resolves, with its ms and its 1-based number; may abort its signal. */
     onWait: ((ms: number, count: number) => void) | undefined;
     private readonly pendingTimers = new Set<() => void>();
 
-    constructor(
-        readonly timerMs: number = REQUEST_TIMEOUT_MS,
-        start: number = START,
-    ) {
+    constructor(start: number = START) {
         this.now = start;
     }
 
@@ -57,11 +56,21 @@ export class FakeTime {
     /** The sleep of the client under test: records into `waits`. */
     readonly sleep: Sleep = this.recordingSleep(this.waits);
 
+    /** The request timer of the client under test. */
+    readonly timeout: Timeout = (ms, onTimeout) => {
+        this.timersStarted++;
+        this.lastTimerMs = ms;
+        const fire = () => onTimeout();
+        this.pendingTimers.add(fire);
+        return () => {
+            this.pendingTimers.delete(fire);
+        };
+    };
+
     /** A sleep on the same clock that records its waits into `into` (e.g. a poller's, apart from the client's). */
     recordingSleep(into: number[]): Sleep {
-        return (ms, signal) => {
-            if (ms === this.timerMs) return this.timer(signal);
-            return new Promise<void>((resolve, reject) => {
+        return (ms, signal) =>
+            new Promise<void>((resolve, reject) => {
                 if (signal?.aborted) {
                     reject(signal.reason);
                     return;
@@ -75,10 +84,9 @@ export class FakeTime {
                 this.now += ms;
                 resolve();
             });
-        };
     }
 
-    /** Resolves every pending request timer (their requests time out); returns how many there were. */
+    /** Fires every pending request timer (their requests time out); returns how many there were. */
     fireTimers(): number {
         const timers = [...this.pendingTimers];
         this.pendingTimers.clear();
@@ -89,26 +97,6 @@ export class FakeTime {
     /** Request timers not yet fired or cancelled. */
     get pendingTimerCount(): number {
         return this.pendingTimers.size;
-    }
-
-    private timer(signal: AbortSignal | undefined): Promise<void> {
-        this.timersStarted++;
-        return new Promise<void>((resolve, reject) => {
-            if (signal?.aborted) {
-                reject(signal.reason);
-                return;
-            }
-            const fire = () => {
-                signal?.removeEventListener("abort", onAbort);
-                resolve();
-            };
-            const onAbort = () => {
-                this.pendingTimers.delete(fire);
-                reject(signal?.reason);
-            };
-            signal?.addEventListener("abort", onAbort, { once: true });
-            this.pendingTimers.add(fire);
-        });
     }
 }
 

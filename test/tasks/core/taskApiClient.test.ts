@@ -64,6 +64,7 @@ describe("TaskApiClient", () => {
             token: TOKEN,
             clock: time.clock,
             sleep: time.sleep,
+            timeout: time.timeout,
             random: seededRandom(5),
             requestTimeoutMs: REQUEST_TIMEOUT_MS,
             fetch: recordingFetch,
@@ -172,6 +173,7 @@ describe("TaskApiClient", () => {
                 token: "not-the-token",
                 clock: time.clock,
                 sleep: time.sleep,
+                timeout: time.timeout,
                 requestTimeoutMs: REQUEST_TIMEOUT_MS,
             });
             const error = assertApiError(
@@ -444,6 +446,7 @@ describe("TaskApiClient", () => {
                     token: TOKEN,
                     clock: time.clock,
                     sleep: time.sleep,
+                    timeout: time.timeout,
                     requestTimeoutMs: REQUEST_TIMEOUT_MS,
                     maxAttempts: 2,
                 }).send({
@@ -696,20 +699,22 @@ describe("TaskApiClient", () => {
             assert.equal(server.stats().datastoresCreated, 1);
         });
 
-        it("asks its sleep for the timeout, 30 s by default", async () => {
-            const asked: number[] = [];
+        it("starts one request timer of 30 s by default, cancelled once the answer is read", async () => {
+            const started: number[] = [];
+            let cancelled = 0;
             const client = new TaskApiClient({
                 baseUrl: server.url,
                 token: TOKEN,
-                sleep: (ms, signal) => {
-                    asked.push(ms);
-                    return new Promise((_resolve, reject) =>
-                        signal?.addEventListener("abort", () => reject(signal.reason)),
-                    );
+                timeout: (ms) => {
+                    started.push(ms);
+                    return () => {
+                        cancelled++;
+                    };
                 },
             });
             await client.send({ method: "GET", path: DATASTORES_PATH });
-            assert.deepEqual(asked, [30_000]);
+            assert.deepEqual(started, [30_000]);
+            assert.equal(cancelled, 1);
         });
     });
 

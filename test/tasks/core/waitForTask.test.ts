@@ -47,6 +47,7 @@ describe("waitForTask", () => {
             token: TOKEN,
             clock: time.clock,
             sleep: time.sleep,
+            timeout: time.timeout,
             random: seededRandom(11),
             requestTimeoutMs: REQUEST_TIMEOUT_MS,
             maxAttempts: 3,
