@@ -5,6 +5,12 @@
 // LF endings, a missing final newline and a BOM. Only text we write ourselves is converted from UTF-8.
 // Edits never shift other lines' bytes: a rewrite replaces one line's text, a removal drops one line with
 // its ending, an append adds one line at the end.
+//
+// Work is proportional to what an operation touches, not to the file: parsing only finds where lines
+// start; a line becomes an object, and is parsed, when a search finds its name on it or a listing asks
+// for it; a name is searched for in the file's text (a native scan, case-insensitive, then each hit
+// checked as a resolver reads the line); serializing copies the untouched stretches between edits whole.
+// A 150,000-line ad-blocking file with a handful of managed entries pays for those entries only.
 
 import { type AddressFamily, addressFamily, canonicalAddress } from "./address";
 import { foldCase } from "./hostname";
@@ -32,18 +38,39 @@ export interface HostsLine {
     readonly entry: ParsedEntry | undefined;
 }
 
-interface MutableLine extends HostsLine {
-    text: string;
-    ending: LineEnding;
-    entry: ParsedEntry | undefined;
-    removed: boolean;
-    /** Index in `lines`; equals the 0-based line number once the document is compacted. */
-    order: number;
+/**
+ * A line of one document: an original line of the file, placed by the offset where it starts, or a line
+ * appended after them.
+ */
+class DocumentLine implements HostsLine {
+    removed = false;
+    private parsed: ParsedEntry | undefined | null = null;
+
+    constructor(
+        readonly document: HostsDocument,
+        /** File order: an original line's offset in the text; past the text's end for appended lines. */
+        readonly order: number,
+        /** The bytes the line had in the file, ending included; 0 for an appended line. */
+        readonly originalBytes: number,
+        public text: string,
+        public ending: LineEnding,
+    ) {}
+
+    get entry(): ParsedEntry | undefined {
+        if (this.parsed === null) this.parsed = parseEntry(this.text);
+        return this.parsed;
+    }
+
+    setText(text: string): void {
+        this.text = text;
+        this.parsed = null;
+    }
 }
 
 const UTF8_BOM = "\xEF\xBB\xBF";
 const RESOLVER_WHITESPACE = /[ \t\r\f\v]+/;
 const NON_ASCII = /[\x80-\xff]/;
+const REGEXP_SPECIAL = /[.*+?^${}()|[\]\\]/g;
 
 /** Thrown when the bytes cannot be a hosts file we may safely rewrite. */
 export class UnsupportedHostsFileError extends Error {
@@ -52,26 +79,36 @@ export class UnsupportedHostsFileError extends Error {
 
 /** A parsed hosts file that can be edited line by line and serialized back byte for byte. */
 export class HostsDocument {
-    private lines: MutableLine[];
-    private compacted = true;
+    /** Original lines made into objects so far, by the offset where they start. */
+    private readonly materialized = new Map<number, DocumentLine>();
+    /** Original lines whose text or ending changed, or that were removed: what serializing splices. */
+    private readonly touched = new Set<DocumentLine>();
+    /** Lines whose text is not the file's: rewritten originals and appended lines (searched one by one). */
+    private readonly rewritten = new Set<DocumentLine>();
+    private readonly appended: DocumentLine[] = [];
+    private readonly removedOrders: number[] = [];
+    /** Offsets whose count of newlines before them is known, ascending, with those counts. */
+    private readonly countedOffsets: number[] = [0];
+    private readonly countedNewlines: number[] = [0];
+    private ending: "\n" | "\r\n" | undefined;
     private edits = 0;
-    private nameIndex: Map<string, Set<MutableLine>> | undefined;
 
     private constructor(
         private readonly bom: string,
-        lines: MutableLine[],
-        /** Ending used for lines we add: the file's own dominant ending. */
-        readonly lineEnding: "\n" | "\r\n",
-    ) {
-        this.lines = lines;
-    }
+        /** The file's bytes after the BOM, one character per byte. */
+        private readonly body: string,
+        private readonly defaultEnding: "\n" | "\r\n",
+        /** How many lines the file has, when the caller knew it; counted on first need otherwise. */
+        private originalLines: number | undefined,
+    ) {}
 
     /**
      * Parses file bytes. `defaultEnding` is used for new lines when the file has none to copy from.
-     * Throws UnsupportedHostsFileError for UTF-16 files and files containing NUL bytes, which are not
-     * hosts files we can rewrite without damage.
+     * `knownLineCount` spares counting the lines when the caller knows it (the document that produced
+     * these bytes: see `lineCount`). Throws UnsupportedHostsFileError for UTF-16 files and files
+     * containing NUL bytes, which are not hosts files we can rewrite without damage.
      */
-    static parse(bytes: Uint8Array, defaultEnding: "\n" | "\r\n" = "\n"): HostsDocument {
+    static parse(bytes: Uint8Array, defaultEnding: "\n" | "\r\n" = "\n", knownLineCount?: number): HostsDocument {
         const raw = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
         if (raw.startsWith("\xFF\xFE") || raw.startsWith("\xFE\xFF")) {
             throw new UnsupportedHostsFileError("the file is UTF-16 encoded; save it as UTF-8 (or ANSI) and try again");
@@ -80,43 +117,56 @@ export class HostsDocument {
         const body = raw.slice(bom.length);
         const nul = body.indexOf("\0");
         if (nul >= 0) {
-            const lineNumber = countNewlines(body, nul) + 1;
+            const lineNumber = countNewlines(body, 0, nul) + 1;
             throw new UnsupportedHostsFileError(
                 `the file contains a NUL byte on line ${lineNumber}, so it is not a text hosts file; check the path`,
             );
         }
-        const lines: MutableLine[] = [];
-        let crlf = 0;
-        let lf = 0;
-        let start = 0;
-        while (start < body.length) {
-            const newline = body.indexOf("\n", start);
-            if (newline < 0) {
-                lines.push(makeLine(body.slice(start), "", lines.length));
-                break;
-            }
-            const hasCr = newline > start && body.charCodeAt(newline - 1) === 13;
-            if (hasCr) crlf++;
-            else lf++;
-            lines.push(makeLine(body.slice(start, hasCr ? newline - 1 : newline), hasCr ? "\r\n" : "\n", lines.length));
-            start = newline + 1;
+        return new HostsDocument(bom, body, defaultEnding, knownLineCount);
+    }
+
+    /** Ending used for lines we add: the file's own dominant ending. */
+    get lineEnding(): "\n" | "\r\n" {
+        if (this.ending === undefined) {
+            // Only a file with CRLF in it needs counting.
+            const crlf = countOccurrences(this.body, "\r\n");
+            const lf =
+                crlf === 0 ? (this.body.includes("\n") ? 1 : 0) : countNewlines(this.body, 0, this.body.length) - crlf;
+            this.ending = crlf > lf ? "\r\n" : lf > 0 ? "\n" : this.defaultEnding;
         }
-        const ending = crlf > lf ? "\r\n" : lf > 0 ? "\n" : defaultEnding;
-        return new HostsDocument(bom, lines, ending);
+        return this.ending;
+    }
+
+    /** How many live lines the document has. */
+    get lineCount(): number {
+        return this.originalLineCount() - this.removedOrders.length + this.appended.length;
+    }
+
+    /** Lines edited since the parse (rewritten, removed, re-ended or appended): the work they add to each operation. */
+    get editedLines(): number {
+        return this.touched.size + this.appended.length;
     }
 
     /** Serializes the document: the bytes read, with only the edited lines changed. */
     toBuffer(): Buffer {
-        // One buffer written line by line: no whole-file string is built for every write of a batch.
-        let length = this.bom.length;
-        for (const line of this.lines) if (!line.removed) length += line.text.length + line.ending.length;
+        const spliced = [...this.touched].sort((a, b) => a.order - b.order);
+        const added = this.appended.filter((line) => !line.removed);
+        let length = this.bom.length + this.body.length;
+        for (const line of spliced) {
+            length -= line.originalBytes;
+            if (!line.removed) length += line.text.length + line.ending.length;
+        }
+        for (const line of added) length += line.text.length + line.ending.length;
         const buffer = Buffer.allocUnsafe(length);
         let offset = buffer.write(this.bom, 0, "latin1");
-        for (const line of this.lines) {
-            if (line.removed) continue;
-            offset += buffer.write(line.text, offset, "latin1");
-            offset += buffer.write(line.ending, offset, "latin1");
+        let copied = 0;
+        for (const line of spliced) {
+            offset += buffer.write(this.body.slice(copied, line.order), offset, "latin1");
+            if (!line.removed) offset += buffer.write(line.text + line.ending, offset, "latin1");
+            copied = line.order + line.originalBytes;
         }
+        offset += buffer.write(this.body.slice(copied), offset, "latin1");
+        for (const line of added) offset += buffer.write(line.text + line.ending, offset, "latin1");
         return buffer;
     }
 
@@ -127,21 +177,40 @@ export class HostsDocument {
 
     /** Live lines in file order. */
     allLines(): readonly HostsLine[] {
-        this.compact();
-        return this.lines;
+        const lines: HostsLine[] = [];
+        for (let start = 0; start < this.body.length; ) {
+            const line = this.original(start);
+            if (!line.removed) lines.push(line);
+            start += line.originalBytes;
+        }
+        for (const line of this.appended) if (!line.removed) lines.push(line);
+        return lines;
     }
 
     /** Live address lines of `family` that carry `name` (case-insensitively), in file order. */
     linesNaming(family: AddressFamily, name: string): HostsLine[] {
-        const found = this.index().get(indexKey(family, name)) ?? [];
-        return [...found].filter((line) => !line.removed).sort((a, b) => a.order - b.order);
+        const wanted = foldCase(name);
+        const carries = (line: DocumentLine) =>
+            !line.removed &&
+            line.entry?.family === family &&
+            line.entry.names.some((carried) => foldCase(carried) === wanted);
+        const found: DocumentLine[] = [];
+        for (const line of this.originalsMentioning(fromUtf8(name))) {
+            if (!this.rewritten.has(line) && carries(line)) found.push(line);
+        }
+        for (const line of this.rewritten) if (carries(line)) found.push(line);
+        return found.sort((a, b) => a.order - b.order);
     }
 
     /** 1-based line number of a live line. */
     lineNumber(line: HostsLine): number {
         const own = this.own(line);
-        this.compact();
-        return own.order + 1;
+        let removedBefore = 0;
+        for (const order of this.removedOrders) if (order < own.order) removedBefore++;
+        const before = this.isOriginal(own)
+            ? this.newlinesBefore(own.order)
+            : this.originalLineCount() + this.appended.indexOf(own);
+        return before - removedBefore + 1;
     }
 
     /**
@@ -152,24 +221,24 @@ export class HostsDocument {
         const last = this.lastLiveLine();
         let ending: LineEnding = this.lineEnding;
         if (last && last.ending === "") {
-            last.ending = this.lineEnding;
+            this.setEnding(last, this.lineEnding);
             ending = "";
         }
-        const line = makeLine(fromUtf8(utf8Text), ending, this.lines.length);
+        const order = this.body.length + 1 + this.appended.length;
+        const line = new DocumentLine(this, order, 0, fromUtf8(utf8Text), ending);
         this.edits++;
-        this.lines.push(line);
-        this.indexAdd(line);
+        this.appended.push(line);
+        this.rewritten.add(line);
         return line;
     }
 
     /** Replaces the text of a live line, keeping its ending and its place. */
     rewrite(line: HostsLine, utf8Text: string): void {
         const own = this.own(line);
-        this.indexRemove(own);
         this.edits++;
-        own.text = fromUtf8(utf8Text);
-        own.entry = parseEntry(own.text);
-        this.indexAdd(own);
+        own.setText(fromUtf8(utf8Text));
+        this.rewritten.add(own);
+        if (this.isOriginal(own)) this.touched.add(own);
     }
 
     /**
@@ -179,75 +248,136 @@ export class HostsDocument {
     remove(line: HostsLine): void {
         const own = this.own(line);
         if (own === this.lastLiveLine() && own.ending === "") {
-            const previous = this.previousLiveLine(own);
-            if (previous) previous.ending = "";
+            // (A blank predecessor keeps its ending: without it, it would be no line at all.)
+            const previous = this.liveLineBefore(own);
+            if (previous && previous.text !== "") this.setEnding(previous, "");
         }
         this.edits++;
         own.removed = true;
-        this.compacted = false;
-        this.indexRemove(own);
+        this.rewritten.delete(own);
+        this.removedOrders.push(own.order);
+        if (this.isOriginal(own)) this.touched.add(own);
     }
 
-    private own(line: HostsLine): MutableLine {
-        const own = line as MutableLine;
-        if (this.lines[own.order] !== own || own.removed) throw new Error("line is not a live line of this document");
-        return own;
-    }
-
-    private lastLiveLine(): MutableLine | undefined {
-        for (let i = this.lines.length - 1; i >= 0; i--) {
-            const line = this.lines[i];
-            if (line && !line.removed) return line;
-        }
-        return undefined;
-    }
-
-    private previousLiveLine(line: MutableLine): MutableLine | undefined {
-        for (let i = line.order - 1; i >= 0; i--) {
-            const candidate = this.lines[i];
-            if (candidate && !candidate.removed) return candidate;
-        }
-        return undefined;
-    }
-
-    private compact(): void {
-        if (this.compacted) return;
-        this.lines = this.lines.filter((line) => !line.removed);
-        this.lines.forEach((line, index) => {
-            line.order = index;
-        });
-        this.compacted = true;
-    }
-
-    private index(): Map<string, Set<MutableLine>> {
-        if (!this.nameIndex) {
-            this.nameIndex = new Map();
-            for (const line of this.lines) if (!line.removed) this.indexAdd(line);
-        }
-        return this.nameIndex;
-    }
-
-    private indexAdd(line: MutableLine): void {
-        if (!this.nameIndex || !line.entry) return;
-        for (const name of line.entry.names) {
-            const key = indexKey(line.entry.family, name);
-            // A set, not a list: a name on every line of a big file would make each add and remove
-            // a scan of all those lines (quadratic, and under the lock).
-            const bucket = this.nameIndex.get(key);
-            if (bucket) bucket.add(line);
-            else this.nameIndex.set(key, new Set([line]));
+    /** The original lines on which `needle` (latin1) appears where a resolver could read it as a name. */
+    private *originalsMentioning(needle: string): Generator<DocumentLine> {
+        if (needle.length === 0) return;
+        // Case-insensitive and native: a superset of what ASCII case folding matches; `linesNaming`
+        // keeps only the lines that really carry the name.
+        const search = new RegExp(needle.replace(REGEXP_SPECIAL, "\\$&"), "gi");
+        for (let match = search.exec(this.body); match; match = search.exec(this.body)) {
+            const at = match.index;
+            if (!isNameBoundary(this.body.charCodeAt(at - 1), false)) continue;
+            if (!isNameBoundary(this.body.charCodeAt(at + needle.length), true)) continue;
+            const line = this.original(this.lineStartAt(at));
+            yield line;
+            // One answer per line, however often the name appears on it.
+            search.lastIndex = line.order + line.originalBytes;
         }
     }
 
-    private indexRemove(line: MutableLine): void {
-        if (!this.nameIndex || !line.entry) return;
-        for (const name of line.entry.names) {
-            const key = indexKey(line.entry.family, name);
-            const bucket = this.nameIndex.get(key);
-            bucket?.delete(line);
-            if (bucket?.size === 0) this.nameIndex.delete(key);
+    /** The original line starting at offset `start`. */
+    private original(start: number): DocumentLine {
+        let line = this.materialized.get(start);
+        if (!line) {
+            const newline = this.body.indexOf("\n", start);
+            const next = newline < 0 ? this.body.length : newline + 1;
+            let end = next;
+            let ending: LineEnding = "";
+            if (newline >= 0) {
+                end = newline;
+                ending = "\n";
+                if (end > start && this.body.charCodeAt(end - 1) === 13) {
+                    end--;
+                    ending = "\r\n";
+                }
+            }
+            line = new DocumentLine(this, start, next - start, this.body.slice(start, end), ending);
+            this.materialized.set(start, line);
         }
+        return line;
     }
+
+    /** Where the original line holding offset `at` starts. */
+    private lineStartAt(at: number): number {
+        return at === 0 ? 0 : this.body.lastIndexOf("\n", at - 1) + 1;
+    }
+
+    private isOriginal(line: DocumentLine): boolean {
+        return line.order < this.body.length;
+    }
+
+    private originalLineCount(): number {
+        if (this.originalLines === undefined) {
+            const unterminated = this.body.length > 0 && !this.body.endsWith("\n") ? 1 : 0;
+            this.originalLines = this.newlinesBefore(this.body.length) + unterminated;
+        }
+        return this.originalLines;
+    }
+
+    /** Newlines in the text before `offset`, counted from the nearest offset already counted below it. */
+    private newlinesBefore(offset: number): number {
+        let low = 0;
+        let high = this.countedOffsets.length - 1;
+        while (low < high) {
+            const middle = (low + high + 1) >> 1;
+            if ((this.countedOffsets[middle] as number) <= offset) low = middle;
+            else high = middle - 1;
+        }
+        const from = this.countedOffsets[low] as number;
+        const count = (this.countedNewlines[low] as number) + countNewlines(this.body, from, offset);
+        this.countedOffsets.splice(low + 1, 0, offset);
+        this.countedNewlines.splice(low + 1, 0, count);
+        return count;
+    }
+
+    private setEnding(line: DocumentLine, ending: LineEnding): void {
+        line.ending = ending;
+        if (this.isOriginal(line)) this.touched.add(line);
+    }
+
+    private own(line: HostsLine): DocumentLine {
+        if (!(line instanceof DocumentLine) || line.document !== this || line.removed) {
+            throw new Error("line is not a live line of this document");
+        }
+        return line;
+    }
+
+    private lastLiveLine(): DocumentLine | undefined {
+        for (let i = this.appended.length - 1; i >= 0; i--) {
+            const line = this.appended[i] as DocumentLine;
+            if (!line.removed) return line;
+        }
+        if (this.body.length === 0) return undefined;
+        const last = this.original(this.lineStartAt(this.body.length - 1));
+        return last.removed ? this.liveLineBefore(last) : last;
+    }
+
+    /** The nearest live line before `line` (removed lines are few: this walks past them only). */
+    private liveLineBefore(line: DocumentLine): DocumentLine | undefined {
+        let current: DocumentLine | undefined = line;
+        do current = this.lineBefore(current);
+        while (current?.removed);
+        return current;
+    }
+
+    private lineBefore(line: DocumentLine): DocumentLine | undefined {
+        if (!this.isOriginal(line)) {
+            const at = this.appended.indexOf(line);
+            if (at > 0) return this.appended[at - 1];
+            return this.body.length === 0 ? undefined : this.original(this.lineStartAt(this.body.length - 1));
+        }
+        return line.order === 0 ? undefined : this.original(this.lineStartAt(line.order - 1));
+    }
+}
+
+/**
+ * Whether the character next to a match lets it be a whole name: blanks as resolvers split on, and
+ * after it also a comment, a line end or the end of the file (NaN, past either end of the text).
+ */
+function isNameBoundary(code: number, after: boolean): boolean {
+    if (code === 32 || code === 9 || code === 13 || code === 12 || code === 11) return true;
+    return after && (code === 10 || code === 35 || Number.isNaN(code));
 }
 
 /**
@@ -281,16 +411,16 @@ export function toUtf8(bytes: string): string {
     return NON_ASCII.test(bytes) ? Buffer.from(bytes, "latin1").toString("utf8") : bytes;
 }
 
-function makeLine(text: string, ending: LineEnding, order: number): MutableLine {
-    return { text, ending, entry: parseEntry(text), removed: false, order };
-}
-
-function indexKey(family: AddressFamily, name: string): string {
-    return `${family} ${foldCase(name)}`;
-}
-
-function countNewlines(text: string, end: number): number {
+/** Newlines in `text` from `from` up to (not including) `to`. */
+function countNewlines(text: string, from: number, to: number): number {
     let count = 0;
-    for (let i = text.indexOf("\n"); i >= 0 && i < end; i = text.indexOf("\n", i + 1)) count++;
+    for (let i = text.indexOf("\n", from); i >= 0 && i < to; i = text.indexOf("\n", i + 1)) count++;
+    return count;
+}
+
+/** Occurrences of `needle` in `text`. */
+function countOccurrences(text: string, needle: string): number {
+    let count = 0;
+    for (let i = text.indexOf(needle); i >= 0; i = text.indexOf(needle, i + needle.length)) count++;
     return count;
 }

@@ -64,6 +64,9 @@ interface FileQueue {
  */
 const MAX_ATTEMPTS = 10;
 
+/** Edited lines a cached document may carry before the next batch parses the written bytes instead. */
+const REBASE_AFTER_EDITED_LINES = 256;
+
 /** Serializes, coalesces and persists the operations on hosts files of one process. */
 export class HostsFileStore {
     private readonly queues = new Map<string, FileQueue>();
@@ -209,7 +212,14 @@ export class HostsFileStore {
         const data = doc.toBuffer();
         try {
             const outcome = writeFileAtomicSync(real, data, signature);
-            queue.cache = { doc, signature: outcome.signature };
+            // The document now says what the file says; later batches edit it further. Once its edited
+            // lines (which searches and serializing visit one by one) are many, the next batch starts from
+            // the bytes written instead, so a batch never costs more than what it touches plus one pass.
+            const next =
+                doc.editedLines > REBASE_AFTER_EDITED_LINES
+                    ? HostsDocument.parse(data, this.options.newFileEnding ?? "\n", doc.lineCount)
+                    : doc;
+            queue.cache = { doc: next, signature: outcome.signature };
             this.options.onWrite?.({ file: real, edits, bytes: data.length, method: outcome.method });
         } catch (error) {
             queue.cache = undefined;

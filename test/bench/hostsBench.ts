@@ -121,6 +121,41 @@ export async function benchInProcess(n: number): Promise<HostsRun> {
     }
 }
 
+/**
+ * The limit for N creates arriving IN_FLIGHT at a time with whole-file atomic writes: N / IN_FLIGHT
+ * atomic writes (temporary file, fsync, rename, fsync of the directory) of a file growing by IN_FLIGHT
+ * lines each time, with nothing parsed or computed. Its growth is quadratic in bytes written, whoever writes.
+ */
+export async function benchAtomicLimit(n: number): Promise<HostsRun> {
+    const project = await makeProject("limit-bench");
+    const file = join(project.dir, "hosts");
+    const start = fixture("debian");
+    await writeFile(file, start);
+    const script = `
+        const { writeFileAtomicSync } = require(${JSON.stringify(join(REPO_ROOT, "dist", "shared", "files", "atomicWrite.js"))});
+        const { performance } = require("node:perf_hooks");
+        const lines = [];
+        for (let i = 0; i < ${n}; i++) lines.push(Buffer.from("10." + ((i >> 16) & 255) + "." + ((i >> 8) & 255) + "." + (i & 255) + "\tbench-" + i + ".test\n"));
+        const content = Buffer.concat([Buffer.from(${JSON.stringify(start.toString("latin1"))}, "latin1"), ...lines]);
+        let length = content.length - lines.reduce((sum, line) => sum + line.length, 0);
+        let writes = 0;
+        const started = performance.now();
+        for (let i = 0; i < ${n}; i += ${IN_FLIGHT}) {
+            for (let k = i; k < Math.min(${n}, i + ${IN_FLIGHT}); k++) length += lines[k].length;
+            writeFileAtomicSync(process.argv[1], content.subarray(0, length));
+            writes++;
+        }
+        const seconds = (performance.now() - started) / 1000;
+        process.stdout.write(JSON.stringify({ seconds, writes, peakMb: process.resourceUsage().maxRSS / 1024 }));
+    `;
+    try {
+        const { stdout } = await promisify(execFile)(process.execPath, ["-e", script, file], { cwd: project.dir });
+        return JSON.parse(stdout) as HostsRun;
+    } finally {
+        await project.cleanup();
+    }
+}
+
 /** N hostile.set calls (synchronous, one read and one write of the whole file each) in a child process. */
 export async function benchHostile(n: number): Promise<HostsRun> {
     const project = await makeProject("hostile-bench");

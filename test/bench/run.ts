@@ -1,11 +1,22 @@
 // `npm run bench`: runs the benchmarks and prints their tables. `npm run bench -- hosts` runs one.
 
+import { BIG_FILE_LINES, benchBigFile, MANAGED } from "./bigFileBench";
 import { benchForeignWriter, type ForeignWriterRun } from "./foreignWriterBench";
-import { benchHostile, benchInProcess, benchNoop, benchProvider, type HostsRun, IN_FLIGHT } from "./hostsBench";
+import {
+    benchAtomicLimit,
+    benchHostile,
+    benchInProcess,
+    benchNoop,
+    benchProvider,
+    type HostsRun,
+    IN_FLIGHT,
+} from "./hostsBench";
 import { machineLine, table } from "./machine";
 import { benchTasks, percentile, type TasksRun } from "./tasksBench";
 
 const SIZES = [100, 1_000, 10_000];
+/** Run by the provider alone and the limit only. */
+const LARGEST = 100_000;
 
 const seconds = (run: HostsRun) => `${run.seconds.toFixed(2)} s`;
 const mb = (run: HostsRun) => (run.peakMb === undefined ? "n/a" : `${run.peakMb.toFixed(0)} MB`);
@@ -19,7 +30,6 @@ async function hosts(): Promise<void> {
     await benchProvider(500);
     await benchNoop(500);
     const endToEnd: string[][] = [];
-    const alone: string[][] = [];
     const ours: HostsRun[] = [];
     for (const n of SIZES) {
         const [provider, noop, inProcess, hostile] = [
@@ -31,7 +41,6 @@ async function hosts(): Promise<void> {
         ours.push(inProcess);
         const size = n.toLocaleString("en-US");
         endToEnd.push([size, ...cells(provider), seconds(noop), mb(noop), ...cells(hostile)]);
-        alone.push([size, ...cells(inProcess)]);
     }
     console.log(
         "Through the real dynamic-provider server (gRPC), beside the same calls to a provider that does nothing:",
@@ -52,16 +61,35 @@ async function hosts(): Promise<void> {
             endToEnd,
         ),
     );
-    console.log("\nThe provider alone (compiled package, plain Node.js process, no gRPC):");
-    console.log(table(["N", "HostEntry", "writes", "peak RSS"], alone));
-    const [, thousand, tenThousand] = ours;
-    if (thousand && tenThousand) {
-        const growth = tenThousand.seconds / thousand.seconds;
-        const nLogN = (10_000 * Math.log(10_000)) / (1_000 * Math.log(1_000));
-        console.log(
-            `\nGrowth of the provider alone from 1,000 to 10,000: x${growth.toFixed(1)} (N log N: x${nLogN.toFixed(1)})`,
-        );
+    // The provider alone goes one size further, beside the limit for the same writes: N / 16 whole-file
+    // atomic writes of a file that grows by 16 lines each time (hostile and gRPC would take hours there).
+    const limits: HostsRun[] = [];
+    for (const n of [...SIZES, LARGEST]) {
+        if (n === LARGEST) ours.push(await benchInProcess(n));
+        limits.push(await benchAtomicLimit(n));
     }
+    const alone = ours.map((run, i) => {
+        const limit = limits[i] as HostsRun;
+        const size = ([...SIZES, LARGEST][i] as number).toLocaleString("en-US");
+        return [
+            size,
+            ...cells(run),
+            seconds(limit),
+            String(limit.writes),
+            `${(run.seconds / limit.seconds).toFixed(2)}x`,
+        ];
+    });
+    console.log("\nThe provider alone (compiled package, plain Node.js process, no gRPC), beside the limit:");
+    console.log(table(["N", "HostEntry", "writes", "peak RSS", "limit", "writes", "HostEntry / limit"], alone));
+    const growth = (runs: HostsRun[], from: number, to: number) =>
+        ((runs[to] as HostsRun).seconds / (runs[from] as HostsRun).seconds).toFixed(1);
+    console.log(
+        `\nGrowth, 1,000 to 10,000: HostEntry x${growth(ours, 1, 2)}, limit x${growth(limits, 1, 2)}; ` +
+            `10,000 to 100,000: HostEntry x${growth(ours, 2, 3)}, limit x${growth(limits, 2, 3)}`,
+    );
+    console.log(
+        "(N creates make N / 16 whole-file writes of a file of up to N lines: bytes written grow as N squared.)",
+    );
 }
 
 /** A limit no run reaches: the provider's own pace. */
@@ -131,7 +159,50 @@ async function foreign(): Promise<void> {
     }
 }
 
-const BENCHMARKS: Record<string, () => Promise<void>> = { hosts, tasks, foreign };
+async function bigFile(): Promise<void> {
+    const size = BIG_FILE_LINES.toLocaleString("en-US");
+    console.log(`A ${size}-line ad-blocking hosts file with ${MANAGED} managed entries: each operation 10 times,`);
+    console.log("one at a time, median ms, beside the limit (read + whole atomic write + fsync) and two peers");
+    console.log(`Machine: ${machineLine()}\n`);
+    const results = await benchBigFile();
+    const { ours, limit, naive, hostile } = results;
+    const kinds = ["create", "read", "update", "delete"] as const;
+    const cell = (ms: number, of: number) => `${ms.toFixed(1)} ms (${(ms / of).toFixed(2)}x)`;
+    const rows = kinds.map((kind) => [
+        kind,
+        cell(ours[kind], limit[kind]),
+        `${limit[kind].toFixed(1)} ms`,
+        cell(naive[kind], limit[kind]),
+        `${hostile[kind].toFixed(1)} ms`,
+    ]);
+    rows.push([
+        "first operation (cold)",
+        `${ours.firstMs.toFixed(1)} ms`,
+        `${limit.firstMs.toFixed(1)} ms`,
+        `${naive.firstMs.toFixed(1)} ms`,
+        `${hostile.firstMs.toFixed(1)} ms`,
+    ]);
+    const mb = (value: number) => `${value.toFixed(0)} MB`;
+    const overIdle = (value: number) =>
+        `${mb(value)} (${((value - results.idleMb) / results.fileMb).toFixed(1)}x file)`;
+    rows.push([
+        "peak RSS (over idle)",
+        overIdle(ours.peakMb),
+        overIdle(limit.peakMb),
+        overIdle(naive.peakMb),
+        overIdle(hostile.peakMb),
+    ]);
+    console.log(table(["", "HostEntry (x limit)", "limit", "naive rewrite (x limit)", "hostile (no fsync)"], rows));
+    console.log(
+        `\nFile: ${results.fileMb.toFixed(1)} MB; idle Node.js process with the package loaded: ${mb(results.idleMb)}.`,
+    );
+    console.log('For "read" the limit is one read of the file; HostEntry answers from the document it last');
+    console.log(
+        "read or wrote (kept while the file's size, inode and mtime are unchanged), so its read is below the limit.",
+    );
+}
+
+const BENCHMARKS: Record<string, () => Promise<void>> = { hosts, bigfile: bigFile, tasks, foreign };
 
 async function main(): Promise<void> {
     const chosen = process.argv.slice(2);

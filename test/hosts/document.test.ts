@@ -13,7 +13,9 @@ import {
     updateEntry,
 } from "../../provider/hosts/entries";
 import { EntryConflictError } from "../../provider/hosts/entryConflictError";
-import { HostsDocument, UnsupportedHostsFileError } from "../../provider/hosts/hostsDocument";
+import { foldCase } from "../../provider/hosts/hostname";
+import { HostsDocument, type HostsLine, UnsupportedHostsFileError } from "../../provider/hosts/hostsDocument";
+import { seededRandom } from "../../provider/shared/random";
 import { blocklist, blocklistLine, FIXTURE_NAMES, fixture, parseText, physicalLines } from "../support/hostsFixtures";
 
 const FILE = "/etc/hosts";
@@ -437,6 +439,85 @@ describe("HostsDocument", () => {
             deleteEntry(doc, NEW_IDENTITY);
             assert.equal(doc.linesNaming("ipv4", "same.example").length, lines - 1);
             assert.equal(doc.toBuffer().length, bytes.length - "0.0.0.0 same.example\n".length);
+        });
+    });
+
+    describe("finding lines without reading every line", () => {
+        // The document parses only the lines a search or an edit reaches; this compares what it answers
+        // with what reading every line would, on seeded random files built from the pieces that make a
+        // search go wrong: case, tabs, CR, form feeds, a name before "#" or inside a comment, a name as
+        // part of a longer name, invalid addresses, bytes that are not UTF-8, no final newline.
+        const NAMES = ["web", "WEB", "web.internal", "db", "Db-1", "x", "web-x"];
+        const ADDRESSES = ["10.0.0.1", "::1", "192.168.1.300", "fe80::1", "not-an-address", "127.0.0.1"];
+        const BLANKS = [" ", "\t", "  \t", "\f", "\v", "\r"];
+
+        function randomFile(random: () => number): string {
+            const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)] as T;
+            const lines: string[] = [];
+            for (let i = 0, n = 1 + Math.floor(random() * 12); i < n; i++) {
+                const kind = random();
+                if (kind < 0.1) lines.push("");
+                else if (kind < 0.2) lines.push(`# ${pick(NAMES)} commented out`);
+                else {
+                    let line = `${pick(BLANKS)}${pick(ADDRESSES)}`;
+                    for (let k = 0, m = 1 + Math.floor(random() * 3); k < m; k++)
+                        line += `${pick(BLANKS)}${pick(NAMES)}`;
+                    if (random() < 0.2) line += `#${pick(NAMES)}`;
+                    if (random() < 0.1) line += " caf\xe9";
+                    lines.push(line);
+                }
+            }
+            const ending = random() < 0.3 ? "\r\n" : "\n";
+            return lines.join(ending) + (random() < 0.7 ? ending : "");
+        }
+
+        /** What a search must answer: every live line of the family carrying the name, read one by one. */
+        function everyLineNaming(doc: HostsDocument, family: "ipv4" | "ipv6", name: string): HostsLine[] {
+            return doc
+                .allLines()
+                .filter(
+                    (line) =>
+                        line.entry?.family === family && line.entry.names.some((n) => foldCase(n) === foldCase(name)),
+                );
+        }
+
+        function assertAgrees(doc: HostsDocument, context: string): void {
+            const all = doc.allLines();
+            assert.equal(doc.lineCount, all.length, `${context}: lineCount`);
+            for (const [i, line] of all.entries())
+                assert.equal(doc.lineNumber(line), i + 1, `${context}: line ${i + 1}`);
+            for (const name of NAMES) {
+                for (const family of ["ipv4", "ipv6"] as const) {
+                    assert.deepEqual(
+                        doc.linesNaming(family, name),
+                        everyLineNaming(doc, family, name),
+                        `${context}: lines naming ${name} (${family})`,
+                    );
+                }
+            }
+        }
+
+        it("answers searches, line numbers and counts as reading every line would, before and after edits", () => {
+            const random = seededRandom(4242);
+            for (let round = 0; round < 300; round++) {
+                const text = randomFile(random);
+                const context = `round ${round}: ${JSON.stringify(text)}`;
+                const doc = parseText(text);
+                assertAgrees(doc, context);
+                for (let step = 0; step < 4; step++) {
+                    const lines = doc.allLines();
+                    const target = lines[Math.floor(random() * lines.length)];
+                    const action = random();
+                    if (action < 0.4 || !target) doc.append(`10.1.0.${step}\tweb-${round} Web`);
+                    else if (action < 0.7) doc.rewrite(target, `10.2.0.${step}\tdb WEB.internal`);
+                    else doc.remove(target);
+                    assertAgrees(doc, `${context}, step ${step}`);
+                }
+                const written = doc.toBuffer();
+                const expectedLines = parseText(written.toString("latin1")).lineCount;
+                assert.equal(doc.lineCount, expectedLines, `${context}: the count handed to the next parse`);
+                assertAgrees(HostsDocument.parse(written, "\n", doc.lineCount), `${context}, reparsed with its count`);
+            }
         });
     });
 
