@@ -118,6 +118,17 @@ describe("the packed package, installed by name in a fresh project", function ()
             ['require("pulumi-lifecycle/provider/hostEntry")'],
         );
         assert.ok(!text.includes("providerFor"), "the forwarding code is loaded by name, not copied into the state");
+        // Where the SDK cannot resolve the package from its own location, it stores the file's path in the
+        // package instead: that path must resolve to the same provider object.
+        const { stdout } = await run(
+            process.execPath,
+            [
+                "-e",
+                'process.stdout.write(String(require("pulumi-lifecycle/dist/hosts/hostEntryShim.js") === require("pulumi-lifecycle/provider/hostEntry")))',
+            ],
+            { cwd: app },
+        );
+        assert.equal(stdout, "true");
     });
 
     it("works in a pnpm-style isolated layout, where only direct dependencies are visible", async () => {

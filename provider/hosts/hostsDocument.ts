@@ -83,8 +83,12 @@ export class HostsDocument {
     private readonly materialized = new Map<number, DocumentLine>();
     /** Original lines whose text or ending changed, or that were removed: what serializing splices. */
     private readonly touched = new Set<DocumentLine>();
-    /** Lines whose text is not the file's: rewritten originals and appended lines (searched one by one). */
+    /** Lines whose text is not the file's (rewritten originals and appended lines): a search skips them. */
     private readonly rewritten = new Set<DocumentLine>();
+    /** The live ones among them, by each name they carry (folded), searched instead of the text. */
+    private readonly rewrittenByName = new Map<string, Set<DocumentLine>>();
+    /** Whether the text has an uppercase ASCII letter: without one, a name is found by plain search. */
+    private upperCase: boolean | undefined;
     private readonly appended: DocumentLine[] = [];
     private readonly removedOrders: number[] = [];
     /** Offsets whose count of newlines before them is known, ascending, with those counts. */
@@ -195,10 +199,10 @@ export class HostsDocument {
             line.entry?.family === family &&
             line.entry.names.some((carried) => foldCase(carried) === wanted);
         const found: DocumentLine[] = [];
-        for (const line of this.originalsMentioning(fromUtf8(name))) {
+        for (const line of this.originalsMentioning(fromUtf8(wanted))) {
             if (!this.rewritten.has(line) && carries(line)) found.push(line);
         }
-        for (const line of this.rewritten) if (carries(line)) found.push(line);
+        for (const line of this.rewrittenByName.get(wanted) ?? []) if (carries(line)) found.push(line);
         return found.sort((a, b) => a.order - b.order);
     }
 
@@ -228,7 +232,7 @@ export class HostsDocument {
         const line = new DocumentLine(this, order, 0, fromUtf8(utf8Text), ending);
         this.edits++;
         this.appended.push(line);
-        this.rewritten.add(line);
+        this.markRewritten(line);
         return line;
     }
 
@@ -236,8 +240,9 @@ export class HostsDocument {
     rewrite(line: HostsLine, utf8Text: string): void {
         const own = this.own(line);
         this.edits++;
+        this.unmarkRewritten(own);
         own.setText(fromUtf8(utf8Text));
-        this.rewritten.add(own);
+        this.markRewritten(own);
         if (this.isOriginal(own)) this.touched.add(own);
     }
 
@@ -253,26 +258,52 @@ export class HostsDocument {
             if (previous && previous.text !== "") this.setEnding(previous, "");
         }
         this.edits++;
+        this.unmarkRewritten(own);
         own.removed = true;
-        this.rewritten.delete(own);
         this.removedOrders.push(own.order);
         if (this.isOriginal(own)) this.touched.add(own);
+    }
+
+    private markRewritten(line: DocumentLine): void {
+        this.rewritten.add(line);
+        for (const name of line.entry?.names ?? []) {
+            const key = foldCase(name);
+            const lines = this.rewrittenByName.get(key);
+            if (lines) lines.add(line);
+            else this.rewrittenByName.set(key, new Set([line]));
+        }
+    }
+
+    private unmarkRewritten(line: DocumentLine): void {
+        if (!this.rewritten.has(line)) return;
+        for (const name of line.entry?.names ?? []) this.rewrittenByName.get(foldCase(name))?.delete(line);
     }
 
     /** The original lines on which `needle` (latin1) appears where a resolver could read it as a name. */
     private *originalsMentioning(needle: string): Generator<DocumentLine> {
         if (needle.length === 0) return;
-        // Case-insensitive and native: a superset of what ASCII case folding matches; `linesNaming`
-        // keeps only the lines that really carry the name.
-        const search = new RegExp(needle.replace(REGEXP_SPECIAL, "\\$&"), "gi");
-        for (let match = search.exec(this.body); match; match = search.exec(this.body)) {
-            const at = match.index;
-            if (!isNameBoundary(this.body.charCodeAt(at - 1), false)) continue;
-            if (!isNameBoundary(this.body.charCodeAt(at + needle.length), true)) continue;
+        // Native search. A text with uppercase letters is searched case-insensitively (a superset of
+        // what ASCII case folding matches; `linesNaming` keeps only the lines that carry the name);
+        // otherwise the folded name is all there is to find.
+        this.upperCase ??= /[A-Z]/.test(this.body);
+        const search = this.upperCase ? new RegExp(needle.replace(REGEXP_SPECIAL, "\\$&"), "gi") : undefined;
+        const next = (from: number) => {
+            if (!search) return this.body.indexOf(needle, from);
+            search.lastIndex = from;
+            return search.exec(this.body)?.index ?? -1;
+        };
+        for (let at = next(0); at >= 0; ) {
+            if (
+                !isNameBoundary(this.body.charCodeAt(at - 1), false) ||
+                !isNameBoundary(this.body.charCodeAt(at + needle.length), true)
+            ) {
+                at = next(at + 1);
+                continue;
+            }
             const line = this.original(this.lineStartAt(at));
             yield line;
             // One answer per line, however often the name appears on it.
-            search.lastIndex = line.order + line.originalBytes;
+            at = next(line.order + line.originalBytes);
         }
     }
 

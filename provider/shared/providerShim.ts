@@ -4,8 +4,11 @@
 // it in the provider process. Serializing the real provider would copy our code by value, with paths of
 // the machine that built it. The SDK stores a module's exports as `require("<package>/<subpath>")` when
 // the module is installed under node_modules and its file is a package export; so each kind's provider
-// object is the whole export of its own module (hostEntryShim.ts, datastoreShim.ts). Where the package is
-// not under node_modules (a linked checkout), the SDK falls back to the forwarding code by value (~2 KB),
+// object is the whole export of its own module (hostEntryShim.ts, datastoreShim.ts). Where the SDK cannot
+// resolve the package from its own location (it is installed elsewhere, e.g. hoisted in a monorepo), it
+// stores the file's path in the package instead (`pulumi-lifecycle/dist/hosts/hostEntryShim.js`), which
+// is exported too so that it resolves; both paths must keep resolving in every future version. Where the
+// package is not under node_modules (a linked checkout), the SDK copies the forwarding code (~2 KB),
 // which loads the package by name just the same.
 
 import type * as dynamic from "@pulumi/pulumi/dynamic";

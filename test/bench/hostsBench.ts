@@ -135,7 +135,7 @@ export async function benchAtomicLimit(n: number): Promise<HostsRun> {
         const { writeFileAtomicSync } = require(${JSON.stringify(join(REPO_ROOT, "dist", "shared", "files", "atomicWrite.js"))});
         const { performance } = require("node:perf_hooks");
         const lines = [];
-        for (let i = 0; i < ${n}; i++) lines.push(Buffer.from("10." + ((i >> 16) & 255) + "." + ((i >> 8) & 255) + "." + (i & 255) + "\tbench-" + i + ".test\n"));
+        for (let i = 0; i < ${n}; i++) lines.push(Buffer.from("10." + ((i >> 16) & 255) + "." + ((i >> 8) & 255) + "." + (i & 255) + "\\tbench-" + i + ".test\\n"));
         const content = Buffer.concat([Buffer.from(${JSON.stringify(start.toString("latin1"))}, "latin1"), ...lines]);
         let length = content.length - lines.reduce((sum, line) => sum + line.length, 0);
         let writes = 0;

@@ -1,6 +1,7 @@
 // `npm run bench`: runs the benchmarks and prints their tables. `npm run bench -- hosts` runs one.
 
 import { BIG_FILE_LINES, benchBigFile, MANAGED } from "./bigFileBench";
+import { benchCli } from "./cliBench";
 import { benchForeignWriter, type ForeignWriterRun } from "./foreignWriterBench";
 import {
     benchAtomicLimit,
@@ -202,7 +203,41 @@ async function bigFile(): Promise<void> {
     );
 }
 
-const BENCHMARKS: Record<string, () => Promise<void>> = { hosts, bigfile: bigFile, tasks, foreign };
+/** Resources per program in the real-CLI benchmark. */
+const CLI_RESOURCES = 1_000;
+
+async function cli(): Promise<void> {
+    const n = CLI_RESOURCES.toLocaleString("en-US");
+    console.log(`The real pulumi CLI: up, then refresh, of ${n} HostEntry resources beside ${n} resources of a`);
+    console.log("dynamic provider that does nothing, the package installed from its tarball, file backend");
+    console.log(`Machine: ${machineLine()}`);
+    const { hostEntry, noop, cli: version } = await benchCli(CLI_RESOURCES);
+    console.log(`CLI: ${version}\n`);
+    const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
+    const rows = [
+        [
+            "pulumi up",
+            `${hostEntry.upSeconds.toFixed(1)} s`,
+            `${noop.upSeconds.toFixed(1)} s`,
+            ratio(hostEntry.upSeconds, noop.upSeconds),
+        ],
+        [
+            "pulumi refresh",
+            `${hostEntry.refreshSeconds.toFixed(1)} s`,
+            `${noop.refreshSeconds.toFixed(1)} s`,
+            ratio(hostEntry.refreshSeconds, noop.refreshSeconds),
+        ],
+        [
+            "state (checkpoint)",
+            `${(hostEntry.stateBytes / 1024).toFixed(0)} KB`,
+            `${(noop.stateBytes / 1024).toFixed(0)} KB`,
+            ratio(hostEntry.stateBytes, noop.stateBytes),
+        ],
+    ];
+    console.log(table(["", "HostEntry", "no-op provider", "ratio"], rows));
+}
+
+const BENCHMARKS: Record<string, () => Promise<void>> = { hosts, bigfile: bigFile, cli, tasks, foreign };
 
 async function main(): Promise<void> {
     const chosen = process.argv.slice(2);

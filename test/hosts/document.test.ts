@@ -468,7 +468,9 @@ describe("HostsDocument", () => {
                 }
             }
             const ending = random() < 0.3 ? "\r\n" : "\n";
-            return lines.join(ending) + (random() < 0.7 ? ending : "");
+            const text = lines.join(ending) + (random() < 0.7 ? ending : "");
+            // Half the files without uppercase letters, which are searched without folding case.
+            return random() < 0.5 ? text.replace(/[A-Z]/g, (letter) => letter.toLowerCase()) : text;
         }
 
         /** What a search must answer: every live line of the family carrying the name, read one by one. */

@@ -1,0 +1,106 @@
+// Real-CLI benchmark: `pulumi up` and `pulumi refresh` of N HostEntry resources, beside the same program
+// with N resources of a minimal dynamic provider that does nothing, each with the real `pulumi` binary on
+// a local file backend. The package is installed as users install it (the packed tarball unpacked into
+// node_modules), so its state holds the `__provider` users get. Reports wall times, their ratio and the
+// size of the stack's checkpoint.
+
+import { execFile } from "node:child_process";
+import { mkdir, readdir, stat, symlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { promisify } from "node:util";
+import { makeTempDir, REPO_ROOT } from "../support/projects";
+import { cliEnv, pulumiCli } from "../support/pulumiCli";
+
+const run = promisify(execFile);
+
+/** One program's figures. */
+export interface CliBenchRun {
+    readonly upSeconds: number;
+    readonly refreshSeconds: number;
+    readonly stateBytes: number;
+}
+
+const HOSTS_PROGRAM = (n: number) => `const { hosts } = require("pulumi-lifecycle");
+for (let i = 0; i < ${n}; i++) {
+    new hosts.HostEntry("e" + i, { address: "10.8." + (i >> 8) + "." + (i & 255), names: ["cli-" + i + ".internal"], file: "./hosts" });
+}
+`;
+
+/** The smallest dynamic resource: its provider creates nothing and reads back what it was given. */
+const NOOP_PROGRAM = (n: number) => `const pulumi = require("@pulumi/pulumi");
+const provider = {
+    async create(inputs) { return { id: inputs.name, outs: inputs }; },
+    async read(id, props) { return { id, props }; },
+};
+class Noop extends pulumi.dynamic.Resource {
+    constructor(name, args) { super(provider, name, args, {}); }
+}
+for (let i = 0; i < ${n}; i++) {
+    new Noop("e" + i, { address: "10.8." + (i >> 8) + "." + (i & 255), name: "cli-" + i + ".internal", file: "./hosts" });
+}
+`;
+
+async function project(root: string, name: string, program: string, tarball: string): Promise<string> {
+    const dir = join(root, name);
+    await mkdir(join(dir, "node_modules", "@pulumi"), { recursive: true });
+    await writeFile(join(dir, "Pulumi.yaml"), `name: ${name}\nruntime: nodejs\nmain: index.js\n`);
+    await writeFile(join(dir, "package.json"), JSON.stringify({ name, private: true, main: "index.js" }));
+    await writeFile(join(dir, "index.js"), program);
+    await writeFile(join(dir, "hosts"), "127.0.0.1\tlocalhost\n");
+    // As npm installs it: the tarball's contents under node_modules (not a link), so the SDK stores the
+    // package's `__provider` by name, with the peer @pulumi/pulumi beside it.
+    const target = join(dir, "node_modules", "pulumi-lifecycle");
+    await mkdir(target);
+    await run("tar", ["-xzf", tarball, "-C", target, "--strip-components=1"]);
+    await symlink(join(REPO_ROOT, "node_modules", "@pulumi", "pulumi"), join(dir, "node_modules", "@pulumi", "pulumi"));
+    return dir;
+}
+
+async function measure(dir: string, env: Record<string, string>, backend: string): Promise<CliBenchRun> {
+    const pulumi = (args: string[]) =>
+        run("pulumi", args, { cwd: dir, env: { ...process.env, ...env }, maxBuffer: 64 << 20 }).catch(
+            (error: { stdout?: string; stderr?: string; message?: string }) => {
+                const output = `${error.stdout ?? ""}${error.stderr ?? ""}`.split("\n").slice(-30).join("\n");
+                throw new Error(`pulumi ${args.join(" ")} failed in ${dir}:\n${output}`);
+            },
+        );
+    await pulumi(["stack", "init", "bench"]);
+    const timed = async (args: string[]) => {
+        const started = performance.now();
+        await pulumi(args);
+        return (performance.now() - started) / 1000;
+    };
+    const upSeconds = await timed(["up", "--yes", "--skip-preview", "--non-interactive"]);
+    const refreshSeconds = await timed(["refresh", "--yes", "--skip-preview", "--non-interactive"]);
+    const stacks = join(backend, ".pulumi", "stacks");
+    const [projectDir] = await readdir(stacks);
+    const stateBytes = (await stat(join(stacks, projectDir as string, "bench.json"))).size;
+    await pulumi(["destroy", "--yes", "--skip-preview", "--non-interactive"]);
+    return { upSeconds, refreshSeconds, stateBytes };
+}
+
+/** Runs both programs with N resources; throws when the CLI is not there (`npm run cli` builds it). */
+export async function benchCli(n: number): Promise<{ hostEntry: CliBenchRun; noop: CliBenchRun; cli: string }> {
+    const cli = pulumiCli();
+    if (typeof cli === "string") throw new Error(cli);
+    const temp = await makeTempDir("pulumi-lifecycle-cli-bench-");
+    try {
+        const packed = await run("npm", ["pack", "--pack-destination", temp.dir, "--json"], { cwd: REPO_ROOT });
+        const tarball = join(temp.dir, (JSON.parse(packed.stdout) as { filename: string }[])[0]?.filename ?? "");
+        const results: CliBenchRun[] = [];
+        for (const [name, program] of [
+            ["hosts", HOSTS_PROGRAM(n)],
+            ["noop", NOOP_PROGRAM(n)],
+        ] as const) {
+            const backend = join(temp.dir, `backend-${name}`);
+            await mkdir(backend);
+            const dir = await project(temp.dir, name, program, tarball);
+            results.push(await measure(dir, cliEnv(cli, { backend }), backend));
+        }
+        const version = (await run(cli.pulumi, ["version"])).stdout.trim();
+        return { hostEntry: results[0] as CliBenchRun, noop: results[1] as CliBenchRun, cli: version };
+    } finally {
+        await temp.cleanup();
+    }
+}
