@@ -1,6 +1,8 @@
-// The package as the provider process sees it: `__provider` (see shared/providerShim.ts) loads this
-// module by name and asks it for the provider of a resource kind. One provider per kind per process, so
-// all the operations the engine runs at once share one hosts-file store and its write coalescing.
+// The package as the provider process sees it, and its composition root: `__provider` (see
+// shared/providerShim.ts) loads this module by name and asks it for the provider of a resource kind.
+// Here the providers get what they work through: the hosts-file store, and the task API client built
+// from the configured settings. One provider per kind per process, so all the operations the engine
+// runs at once share one store and its write coalescing, and one client.
 //
 // Environment:
 //   PULUMI_LIFECYCLE_LOCK_TIMEOUT_MS  longest wait for another process's lock on a hosts file (30000)
@@ -13,8 +15,11 @@ import { HostEntryProvider } from "./hosts/hostEntryProvider";
 import { HostsFileStore, type WriteEvent } from "./hosts/hostsFileStore";
 import { exitWhenEngineGone } from "./shared/engineWatch";
 import type { ProviderKind } from "./shared/providerShim";
+import { TaskApiClient } from "./tasks/core/taskApiClient";
+import { DatastoreApi } from "./tasks/datastoreApi";
 import { DatastoreProvider } from "./tasks/datastoreProvider";
-import { processContext } from "./tasks/processContext";
+import { processContext, type TaskProcessContext } from "./tasks/processContext";
+import { TaskApiConfigError } from "./tasks/taskApiConfigError";
 
 const DEFAULT_LOCK_TIMEOUT_MS = 30_000;
 const STALE_LOCK_MS = 60_000;
@@ -38,10 +43,29 @@ function create(kind: ProviderKind): dynamic.ResourceProvider {
         case "hosts:HostEntry":
             return new HostEntryProvider(hostsFileStore(process.env));
         case "tasks:Datastore":
-            return new DatastoreProvider(processContext(process.argv[2]), process.env);
+            return datastoreProvider(processContext(process.argv[2]), process.env);
         default:
             throw new Error(`pulumi-lifecycle has no provider for ${JSON.stringify(kind)}; upgrade the package`);
     }
+}
+
+/** The Datastore provider, which connects to the task API its configuration names. */
+function datastoreProvider(context: TaskProcessContext, env: NodeJS.ProcessEnv): DatastoreProvider {
+    return new DatastoreProvider(context, env, (settings) => {
+        const { url, token, schedule, requestTimeoutMs } = settings;
+        if (!url) throw new TaskApiConfigError("url");
+        if (!token) throw new TaskApiConfigError("token");
+        const client = new TaskApiClient({
+            baseUrl: url,
+            token,
+            clock: context.clock,
+            sleep: context.sleep,
+            random: context.random,
+            schedule,
+            ...(requestTimeoutMs ? { requestTimeoutMs } : {}),
+        });
+        return new DatastoreApi(client);
+    });
 }
 
 /** The store with the settings the environment gives. */

@@ -7,7 +7,7 @@ import { execFile } from "node:child_process";
 import { copyFile, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { startTaskApiServer, type TaskApiServer } from "../provider/tasks/server/taskApiServer";
+import { startTaskApiServer, type TaskApiServer } from "../provider/taskApiServer/taskApiServer";
 import { Harness, type RunResult } from "./harness/harness";
 import { TOKEN } from "./support/datastoreFixture";
 import { API, API_IPV6, assertEntries, BASE, WEB } from "./support/hostsExample";

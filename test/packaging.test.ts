@@ -83,6 +83,18 @@ describe("the packed package, installed by name in a fresh project", function ()
         assert.deepEqual(Object.keys(manifest.peerDependencies), ["@pulumi/pulumi"]);
     });
 
+    it("loads the task API server only from its own entry point, never with the package", async () => {
+        const script = `
+            require("pulumi-lifecycle");
+            require("pulumi-lifecycle/runtime");
+            const before = Object.keys(require.cache).filter((path) => path.includes("taskApiServer")).length;
+            const { startTaskApiServer } = require("pulumi-lifecycle/task-api-server");
+            process.stdout.write(JSON.stringify({ before, start: typeof startTaskApiServer }));
+        `;
+        const { stdout } = await run(process.execPath, ["-e", script], { cwd: app });
+        assert.deepEqual(JSON.parse(stdout), { before: 0, start: "function" });
+    });
+
     it("runs its command line through npx", async () => {
         const { stdout } = await run("npx", ["--no-install", "pulumi-lifecycle", "--version"], { cwd: app });
         assert.equal(stdout.trim(), "0.1.0");

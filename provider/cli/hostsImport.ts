@@ -11,7 +11,7 @@ import { planImport, renderImportProgram } from "../hosts/importer";
 import { addEntriesToState } from "../hosts/importState";
 import { readHostsFile } from "../hosts/readHostsFile";
 import { type ProviderKind, providerShim } from "../shared/providerShim";
-import { quote, shellQuote } from "../shared/text";
+import { messageOf, quote, shellQuote } from "../shared/text";
 import { CliError } from "./cliError";
 import type { CliIo, Command } from "./command";
 import { exportStack, importStack, projectName } from "./pulumiStack";
@@ -145,7 +145,7 @@ async function emit(program: string, out: string | undefined, io: CliIo): Promis
         throw new CliError(
             exists
                 ? `--out ${out} exists; choose another file or remove it (nothing was imported).`
-                : `cannot write --out ${out}: ${messageOf(error)}`,
+                : `cannot write --out ${out}: ${sentenceOf(error)}`,
             1,
         );
     }
@@ -200,7 +200,7 @@ function parseOptions(args: readonly string[]): ImportOptions {
             allowPositionals: false,
         }));
     } catch (error) {
-        throw new CliError(`${messageOf(error)} Run \`pulumi-lifecycle hosts import --help\` for usage.`, 2);
+        throw new CliError(`${sentenceOf(error)} Run \`pulumi-lifecycle hosts import --help\` for usage.`, 2);
     }
     if (values.file === "") throw new CliError("--file needs the path of a hosts file.", 2);
     if (values.stack === "") throw new CliError("--stack needs the name of a stack.", 2);
@@ -238,7 +238,7 @@ function compilePattern(source: string): RegExp {
     try {
         return new RegExp(source, "i");
     } catch (error) {
-        throw new CliError(`--match ${quote(source)} is not a valid regular expression: ${messageOf(error)}`, 1);
+        throw new CliError(`--match ${quote(source)} is not a valid regular expression: ${sentenceOf(error)}`, 1);
     }
 }
 
@@ -246,7 +246,7 @@ function count(n: number, one: string, many: string): string {
     return `${n} ${n === 1 ? one : many}`;
 }
 
-function messageOf(error: unknown): string {
-    const message = error instanceof Error ? error.message : String(error);
+function sentenceOf(error: unknown): string {
+    const message = messageOf(error);
     return /[.!?]$/.test(message) ? message : `${message}.`;
 }

@@ -5,8 +5,8 @@
 
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { codeOf } from "../shared/files/atomicWrite";
-import { quote } from "../shared/text";
+import { codeOf } from "../shared/files/errno";
+import { messageOf, quote } from "../shared/text";
 import { CliError } from "./cliError";
 import type { CliIo, Command } from "./command";
 import { hostsImportCommand } from "./hostsImport";
@@ -22,7 +22,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     try {
         return await dispatch(argv, io, COMMANDS);
     } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
+        const message = messageOf(error);
         io.stderr(`${PROGRAM}: ${message.replace(/\s*[\r\n]+\s*/g, " ")}\n`);
         return error instanceof CliError ? error.exitCode : 1;
     }

@@ -1,16 +1,17 @@
 // `pulumi-lifecycle task-api`: runs the GreenLake-style task API server in the foreground, for demos and
 // for testing programs that use tasks.Datastore. Only arguments, messages and signals live here; the
-// server is tasks/server/taskApiServer.ts.
+// server is taskApiServer/taskApiServer.ts.
 
 import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { codeOf } from "../shared/files/atomicWrite";
-import { quote } from "../shared/text";
-import { DataFileError } from "../tasks/server/dataFileError";
-import { DataFileUnwritableError } from "../tasks/server/dataFileUnwritableError";
-import { startTaskApiServer, type TaskApiServer, type TaskApiServerOptions } from "../tasks/server/taskApiServer";
-import { DATASTORES_PATH, type RequestLogEntry } from "../tasks/wire";
+import { codeOf } from "../shared/files/errno";
+import { messageOf, quote } from "../shared/text";
+import type { RequestLogEntry } from "../taskApiServer/control";
+import { DataFileError } from "../taskApiServer/dataFileError";
+import { DataFileUnwritableError } from "../taskApiServer/dataFileUnwritableError";
+import { startTaskApiServer, type TaskApiServer, type TaskApiServerOptions } from "../taskApiServer/taskApiServer";
+import { DATASTORES_PATH } from "../tasks/wire";
 import { CliError } from "./cliError";
 import type { CliIo, Command } from "./command";
 
@@ -89,8 +90,7 @@ async function start(parsed: TaskApiArguments, io: CliIo): Promise<TaskApiServer
     const options: TaskApiServerOptions = {
         ...parsed.server,
         ...(parsed.quiet ? {} : { onRequest: (entry: RequestLogEntry) => io.stderr(requestLine(entry)) }),
-        onError: (error: unknown) =>
-            io.stderr(`task API error: ${error instanceof Error ? error.message : String(error)}\n`),
+        onError: (error: unknown) => io.stderr(`task API error: ${messageOf(error)}\n`),
     };
     try {
         return await startTaskApiServer(options);
@@ -111,7 +111,7 @@ async function start(parsed: TaskApiArguments, io: CliIo): Promise<TaskApiServer
             throw new CliError(`may not listen on port ${port}; pass a port above 1023 with --port.`, 1);
         }
         if (code === "EADDRNOTAVAIL") throw new CliError(`cannot listen on ${parsed.server.host}: no such address.`, 1);
-        const message = error instanceof Error ? error.message : String(error);
+        const message = messageOf(error);
         throw new CliError(`cannot start the task API with data file ${parsed.server.dataFile}: ${message}`, 1);
     }
 }
@@ -175,7 +175,7 @@ export function parseTaskApiArguments(args: readonly string[], env: NodeJS.Proce
             allowPositionals: false,
         }));
     } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
+        const message = messageOf(error);
         throw usageError(message.replace(/\.?$/, "."));
     }
     const text = (name: string): string | undefined => {

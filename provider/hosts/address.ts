@@ -5,6 +5,9 @@
 import { isIPv4, isIPv6 } from "node:net";
 
 /** The address families a hosts-file line can carry. A name may appear once per family. */
+/** How a family is named in messages. */
+export const FAMILY_LABEL: Record<AddressFamily, string> = { ipv4: "IPv4", ipv6: "IPv6" };
+
 export type AddressFamily = "ipv4" | "ipv6";
 
 /** Returns the family of `address`, or undefined when it is not a literal IPv4 or IPv6 address. */

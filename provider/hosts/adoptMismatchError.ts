@@ -1,3 +1,4 @@
+import { LifecycleError } from "../shared/lifecycleError";
 import { quote } from "../shared/text";
 import type { ConflictingLine } from "./entryConflictError";
 
@@ -12,7 +13,7 @@ export interface FieldDifference {
  * `adopt: true` found the entry's names in the file, but not on one line identical to the entry.
  * Names each difference, so the user can fix either side.
  */
-export class AdoptMismatchError extends Error {
+export class AdoptMismatchError extends LifecycleError {
     override readonly name = "AdoptMismatchError";
 
     constructor(

@@ -2,22 +2,17 @@
 // break a hosts file (whitespace or "#" in an address or name, a line break or control character in a
 // comment or path) is refused here, so no later step ever writes unvalidated input.
 
+import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { describeCharacter, INVISIBLE, quote } from "../shared/text";
 import { isUnknown } from "../shared/unknown";
 import { addressFamily, canonicalAddress } from "./address";
 import { foldCase, hostnameProblem } from "./hostname";
 import type { HostEntryInputs } from "./schema";
 
-/** One validation failure: the property path (`names[1]`) and why it was refused. */
-export interface CheckFailure {
-    property: string;
-    reason: string;
-}
-
 /** Normalized inputs (unknown values passed through untouched) and every failure found. */
 export interface CheckOutcome {
     inputs: HostEntryInputs;
-    failures: CheckFailure[];
+    failures: dynamic.CheckFailure[];
 }
 
 /**
@@ -33,7 +28,7 @@ const LINE_BREAKING_OR_CONTROL = new RegExp(`[\\p{Cc}\\p{Cf}\\u2028\\u2029\\u008
  * absent (stack config, then HOSTS_FILE, then the OS file). Unknown values (preview) are not validated.
  */
 export function checkHostEntry(news: Record<string, unknown>, defaultFile: () => string): CheckOutcome {
-    const failures: CheckFailure[] = [];
+    const failures: dynamic.CheckFailure[] = [];
     const fail = (property: string, reason: string) => failures.push({ property, reason });
 
     const address = checkAddress(news.address, fail);

@@ -3,7 +3,7 @@
 // so a failed operation in a batch never leaves half an edit behind.
 
 import { quote } from "../shared/text";
-import { type AddressFamily, addressFamily } from "./address";
+import { type AddressFamily, addressFamily, FAMILY_LABEL } from "./address";
 import { AdoptMismatchError, type FieldDifference } from "./adoptMismatchError";
 import { type ConflictingLine, EntryConflictError } from "./entryConflictError";
 import { EntryMissingError } from "./entryMissingError";
@@ -32,8 +32,6 @@ export interface FoundEntry extends ParsedEntry {
     /** 1-based line number. */
     readonly lineNumber: number;
 }
-
-const FAMILY_LABEL: Record<AddressFamily, string> = { ipv4: "IPv4", ipv6: "IPv6" };
 
 /** The identity of a desired entry. */
 export function identityOf(entry: DesiredEntry): EntryIdentity {
@@ -84,7 +82,7 @@ export function readEntry(doc: HostsDocument, identity: EntryIdentity): FoundEnt
 
 /**
  * Creates an entry's line, or with `adopt` takes over an identical existing one without writing.
- * Throws EntryConflictError when a name is already on a line of the same family (row 4), and
+ * Throws EntryConflictError when a name is already on a line of the same family, and
  * AdoptMismatchError when adopting finds lines that are not identical to the entry.
  */
 export function createEntry(

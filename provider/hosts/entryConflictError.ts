@@ -1,3 +1,4 @@
+import { LifecycleError } from "../shared/lifecycleError";
 import { quote, shellQuote } from "../shared/text";
 
 /** A line of the file that already carries one of an entry's names. */
@@ -11,10 +12,9 @@ export interface ConflictingLine {
 }
 
 /**
- * Row 4 of the lifecycle tables: a name of the entry is already on another line of the same address
- * family, and the entry is not in state. Says where (file, line, text) and how to adopt or resolve it.
+ * A name of the entry is already on another line of the same address family, and the entry is not in state. Says where (file, line, text) and how to adopt or resolve it.
  */
-export class EntryConflictError extends Error {
+export class EntryConflictError extends LifecycleError {
     override readonly name = "EntryConflictError";
 
     constructor(

@@ -1,8 +1,10 @@
+import { LifecycleError } from "../shared/lifecycleError";
+
 /**
  * An update found that the entry's line was removed outside Pulumi. `pulumi up` does not refresh by
  * default, so the stack still holds the entry; a refresh clears it and the next `up` creates it again.
  */
-export class EntryMissingError extends Error {
+export class EntryMissingError extends LifecycleError {
     override readonly name = "EntryMissingError";
 
     constructor(

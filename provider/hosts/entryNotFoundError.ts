@@ -1,9 +1,11 @@
+import { LifecycleError } from "../shared/lifecycleError";
+
 /**
  * `HostEntry.get` named an entry that is not in the file. The engine cannot tell a read that found
  * nothing from one that found something (the SDK's provider server answers both with properties), so a
  * get of a missing line must fail in the provider or it would record an entry that does not exist.
  */
-export class EntryNotFoundError extends Error {
+export class EntryNotFoundError extends LifecycleError {
     override readonly name = "EntryNotFoundError";
 
     constructor(

@@ -2,10 +2,11 @@
 //
 //   check  -> checkHostEntry: validate and normalize (no I/O)
 //   diff   -> diffHostEntry: replace on file or identity, update the rest (resolves real paths only)
-//   create -> createEntry in one coalesced, locked, atomic write (row 1; row 4 conflict; adopt)
-//   read   -> readEntry: missing line -> no id, so refresh clears it (rows 2, 3), or a get fails; else drift
-//             (rows 5-7)
-//   update -> updateEntry: rewrite the line in place (row 9)
+//   create -> createEntry in one coalesced, locked, atomic write; a name already on a line of the family
+//             conflicts, unless `adopt` takes an identical line over
+//   read   -> readEntry: missing line -> no id, so refresh drops it from state, or a get fails; else the
+//             line as it is now (drift shows in the next diff)
+//   update -> updateEntry: rewrite the line in place
 //   delete -> deleteEntry: remove the line only; already gone is success
 
 import type * as dynamic from "@pulumi/pulumi/dynamic";

@@ -12,6 +12,7 @@
 // checked as a resolver reads the line); serializing copies the untouched stretches between edits whole.
 // A 150,000-line ad-blocking file with a handful of managed entries pays for those entries only.
 
+import { LifecycleError } from "../shared/lifecycleError";
 import { type AddressFamily, addressFamily, canonicalAddress } from "./address";
 import { foldCase } from "./hostname";
 
@@ -73,7 +74,7 @@ const NON_ASCII = /[\x80-\xff]/;
 const REGEXP_SPECIAL = /[.*+?^${}()|[\]\\]/g;
 
 /** Thrown when the bytes cannot be a hosts file we may safely rewrite. */
-export class UnsupportedHostsFileError extends Error {
+export class UnsupportedHostsFileError extends LifecycleError {
     override readonly name = "UnsupportedHostsFileError";
 }
 
@@ -416,13 +417,11 @@ function isNameBoundary(code: number, after: boolean): boolean {
  * the rest is an address followed by names, separated by blanks. Anything else is not an entry.
  */
 export function parseEntry(text: string): ParsedEntry | undefined {
-    const hash = text.indexOf("#");
-    const body = hash >= 0 ? text.slice(0, hash) : text;
-    const fields = body.split(RESOLVER_WHITESPACE).filter((field) => field.length > 0);
-    const [address, ...names] = fields;
+    const [address, ...names] = resolverFields(text);
     if (address === undefined || names.length === 0) return undefined;
     const family = addressFamily(address);
     if (!family) return undefined;
+    const hash = text.indexOf("#");
     const comment = hash >= 0 ? toUtf8(text.slice(hash + 1)).trim() : "";
     return {
         address: canonicalAddress(address),
@@ -430,6 +429,13 @@ export function parseEntry(text: string): ParsedEntry | undefined {
         names: names.map(toUtf8),
         comment: comment.length > 0 ? comment : undefined,
     };
+}
+
+/** The fields a resolver reads on a line: the text before the first "#", split on blanks. */
+export function resolverFields(text: string): string[] {
+    const hash = text.indexOf("#");
+    const body = hash >= 0 ? text.slice(0, hash) : text;
+    return body.split(RESOLVER_WHITESPACE).filter((field) => field.length > 0);
 }
 
 /** Converts UTF-8 text to the document's one-character-per-byte form. */

@@ -1,4 +1,6 @@
-import { codeOf } from "../shared/files/atomicWrite";
+import { codeOf } from "../shared/files/errno";
+import { LifecycleError } from "../shared/lifecycleError";
+import { messageOf } from "../shared/text";
 
 /** What the store was doing when I/O failed. */
 export type HostsFileOperation = "read" | "write" | "lock";
@@ -36,7 +38,7 @@ for (const advice of Object.values(ADVICE)) advice.EPERM ??= advice.EACCES as st
  * An I/O failure on a hosts file, with the file, the operation and what to do. Whenever this is thrown
  * for a write, the file was left as it was.
  */
-export class HostsFileError extends Error {
+export class HostsFileError extends LifecycleError {
     override readonly name = "HostsFileError";
     readonly code: string;
 
@@ -46,7 +48,7 @@ export class HostsFileError extends Error {
         cause: unknown,
     ) {
         const code = codeOf(cause);
-        const reason = ADVICE[operation][code] ?? `${cause instanceof Error ? cause.message : String(cause)}`;
+        const reason = ADVICE[operation][code] ?? messageOf(cause);
         const unchanged = operation === "read" ? "" : " The file was not changed.";
         super(`cannot ${operation} hosts file ${file}: ${reason}.${unchanged}`, { cause });
         this.code = code;

@@ -1,8 +1,10 @@
+import { LifecycleError } from "../shared/lifecycleError";
+
 /**
  * A hosts file that was to be read does not exist. Reading helpers (the `hosts import` command and the
  * lookup functions) raise it instead of answering "no entries", which would hide a wrong path.
  */
-export class HostsFileNotFoundError extends Error {
+export class HostsFileNotFoundError extends LifecycleError {
     override readonly name = "HostsFileNotFoundError";
     readonly code = "ENOENT";
 

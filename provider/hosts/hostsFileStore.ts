@@ -8,13 +8,8 @@
 
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import {
-    codeOf,
-    signatureOf,
-    sweepTemporariesSync,
-    type WriteMethod,
-    writeFileAtomicSync,
-} from "../shared/files/atomicWrite";
+import { signatureOf, sweepTemporariesSync, type WriteMethod, writeFileAtomicSync } from "../shared/files/atomicWrite";
+import { codeOf } from "../shared/files/errno";
 import { acquireFileLock, type HeldLock, type LockOptions } from "../shared/files/fileLock";
 import { recoverInPlaceWriteSync } from "../shared/files/inPlaceBackup";
 import { LockTimeoutError } from "../shared/files/lockTimeoutError";
@@ -41,7 +36,7 @@ export interface HostsFileStoreOptions {
 }
 
 /** Applies its edits to the document and returns what to answer once they are on disk. */
-export type Edit<T> = (doc: HostsDocument) => () => T;
+export type EditThenAnswer<T> = (doc: HostsDocument) => () => T;
 
 interface Pending {
     readonly kind: "read" | "edit";
@@ -82,7 +77,7 @@ export class HostsFileStore {
     }
 
     /** Applies `edit` to the document of `file` and persists it together with the edits queued beside it. */
-    edit<T>(file: string, edit: Edit<T>): Promise<T> {
+    edit<T>(file: string, edit: EditThenAnswer<T>): Promise<T> {
         return this.enqueue(file, "edit", edit);
     }
 
@@ -95,7 +90,7 @@ export class HostsFileStore {
         }
     }
 
-    private enqueue<T>(file: string, kind: Pending["kind"], run: Edit<T>): Promise<T> {
+    private enqueue<T>(file: string, kind: Pending["kind"], run: EditThenAnswer<T>): Promise<T> {
         // Keyed synchronously by the absolute path, so operations issued in one turn share a batch; the
         // real path (symlinks followed) is resolved by the batch itself.
         const key = resolve(file);
@@ -155,10 +150,10 @@ export class HostsFileStore {
         // before anything reads the file. (Under the lock, so a live writer's backup is never taken.)
         if (recoverInPlace(real)) queue.cache = undefined;
         let loaded = await this.load(real, queue);
-        const readOutcomes = reads.map((op) => tryEdit(op, loaded.doc));
+        const readOutcomes = reads.map((op) => applyToDocument(op, loaded.doc));
         for (let attempt = 1; ; attempt++) {
             const revision = loaded.doc.revision;
-            const outcomes = edits.map((op) => tryEdit(op, loaded.doc));
+            const outcomes = edits.map((op) => applyToDocument(op, loaded.doc));
             if (loaded.doc.revision === revision) return () => answerAll([...readOutcomes, ...outcomes]);
             const applied = outcomes.filter((outcome) => outcome.finish !== undefined).length;
             const failure = await this.write(real, queue, loaded.doc, applied, loaded.signature).then(
@@ -257,7 +252,7 @@ function currentSignature(real: string): string {
 }
 
 /** Runs an operation on the document now; its answer is given later, by `answerAll`. */
-function tryEdit(op: Pending, doc: HostsDocument): { op: Pending; finish?: () => unknown; error?: unknown } {
+function applyToDocument(op: Pending, doc: HostsDocument): { op: Pending; finish?: () => unknown; error?: unknown } {
     try {
         return { op, finish: op.run(doc) };
     } catch (error) {

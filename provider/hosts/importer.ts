@@ -10,10 +10,10 @@
 // `pulumi import` protects what it imports.
 
 import { quote } from "../shared/text";
-import { type AddressFamily, addressFamily } from "./address";
+import { type AddressFamily, addressFamily, FAMILY_LABEL } from "./address";
 import { checkHostEntry } from "./check";
 import { foldCase } from "./hostname";
-import { type HostsDocument, type HostsLine, type ParsedEntry, toUtf8 } from "./hostsDocument";
+import { type HostsDocument, type HostsLine, type ParsedEntry, resolverFields, toUtf8 } from "./hostsDocument";
 import { lineMatches } from "./lineFilter";
 
 /** The arguments of one generated declaration: exactly what `check` returns for them. */
@@ -81,8 +81,6 @@ export interface RenderImportOptions {
     omitFile?: boolean;
 }
 
-const FAMILY_LABEL: Record<AddressFamily, string> = { ipv4: "IPv4", ipv6: "IPv6" };
-const RESOLVER_WHITESPACE = /[ \t\r\f\v]+/;
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 /**
@@ -260,11 +258,11 @@ function systemLineReason(entry: ParsedEntry, hostname: string | undefined): str
 
 /** Why a non-address line with content is ignored by resolvers; undefined for blanks and comments. */
 function whyResolversIgnore(line: HostsLine): string | undefined {
-    const hash = line.text.indexOf("#");
-    const body = toUtf8(hash >= 0 ? line.text.slice(0, hash) : line.text);
-    const [first] = body.split(RESOLVER_WHITESPACE).filter((field) => field.length > 0);
+    const [first] = resolverFields(line.text);
     if (first === undefined) return undefined;
-    if (!addressFamily(first)) return `${quote(first)} is not an IPv4 or IPv6 address, so resolvers ignore this line`;
+    if (!addressFamily(first)) {
+        return `${quote(toUtf8(first))} is not an IPv4 or IPv6 address, so resolvers ignore this line`;
+    }
     return "the address has no names, so resolvers ignore this line";
 }
 

@@ -2,9 +2,7 @@
 // same lines in both.
 
 import { foldCase } from "./hostname";
-import { type HostsLine, toUtf8 } from "./hostsDocument";
-
-const RESOLVER_WHITESPACE = /[ \t\r\f\v]+/;
+import { type HostsLine, resolverFields, toUtf8 } from "./hostsDocument";
 
 /**
  * Whether `pattern` matches the line's address or any of its names. Both are tried as written and as a
@@ -15,9 +13,7 @@ const RESOLVER_WHITESPACE = /[ \t\r\f\v]+/;
  * caller's pattern: its `lastIndex` is changed.
  */
 export function lineMatches(pattern: RegExp, line: HostsLine): boolean {
-    const hash = line.text.indexOf("#");
-    const body = toUtf8(hash >= 0 ? line.text.slice(0, hash) : line.text);
-    const candidates = body.split(RESOLVER_WHITESPACE).filter((field) => field.length > 0);
+    const candidates = resolverFields(line.text).map(toUtf8);
     if (line.entry) candidates.push(line.entry.address, ...line.entry.names.map(foldCase));
     return candidates.some((text) => {
         pattern.lastIndex = 0;

@@ -5,7 +5,7 @@
 // write (new bytes written, file not yet cut to length) could still see a mix.
 
 import { resolve } from "node:path";
-import { codeOf } from "../shared/files/atomicWrite";
+import { codeOf } from "../shared/files/errno";
 import { readWholeSync } from "../shared/files/readWhole";
 import { HostsDocument } from "./hostsDocument";
 import { HostsFileError } from "./hostsFileError";

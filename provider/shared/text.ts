@@ -33,3 +33,8 @@ export function describeCharacter(character: string): string {
     if (/\s/u.test(character)) return `the whitespace character ${hex}`;
     return `${quote(character)}`;
 }
+
+/** The message of anything thrown: an Error's message, or the value as text. */
+export function messageOf(error: unknown): string {
+    return error instanceof Error ? error.message : String(error);
+}

@@ -1,5 +1,6 @@
 // `tasks.Datastore`: a datastore created, resized and deleted by asynchronous tasks of a
-// GreenLake-style API, with the whole seed-003 lifecycle (see datastoreProvider.ts).
+// GreenLake-style API, with its whole lifecycle: tainted and partial state, untaint, Ctrl-C, natural
+// keys and create tokens (see datastoreProvider.ts).
 //
 // Type token: pulumi-nodejs:dynamic/tasks:Datastore. Id: the natural key
 // "<hciClusterUuid>/<clusterId>/<name>", known before the create task ends; `datastoreId` is the API's id.
@@ -45,14 +46,23 @@ export interface DatastoreArgs {
 
 /** A datastore whose create, resize and delete are asynchronous tasks. */
 export class Datastore extends pulumi.dynamic.Resource {
+    /** The HCI cluster's UUID, lowercase. */
     declare readonly hciClusterUuid: pulumi.Output<string>;
+    /** The hypervisor cluster's UUID, lowercase. */
     declare readonly clusterId: pulumi.Output<string>;
+    /** The datastore's name, unique per cluster. */
     declare readonly name: pulumi.Output<string>;
+    /** Its size in bytes, as last created or resized. */
     declare readonly sizeInBytes: pulumi.Output<number>;
+    /** VMFS, NFS or VVOL. */
     declare readonly datastoreType: pulumi.Output<DatastoreType>;
+    /** The create's Idempotency-Key, when given (a secret when the program made it one). */
     declare readonly createToken: pulumi.Output<string | undefined>;
+    /** The longest waits per operation, as given. */
     declare readonly timeouts: pulumi.Output<{ create?: string; update?: string; delete?: string } | undefined>;
+    /** Whether an existing datastore with the same natural key may be taken over on create. */
     declare readonly adopt: pulumi.Output<boolean>;
+    /** Whether a tainted datastore is kept instead of replaced. */
     declare readonly untaint: pulumi.Output<boolean>;
     /** The API's id of the datastore, once known. */
     declare readonly datastoreId: pulumi.Output<string | undefined>;

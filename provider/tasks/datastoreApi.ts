@@ -9,8 +9,8 @@ import { formatFilter } from "./filter";
 import {
     type CreateDatastoreRequest,
     DATASTORES_PATH,
-    type Datastore,
     type DatastoreList,
+    type DatastoreRecord,
     datastoreUri,
     type ResizeDatastoreRequest,
 } from "./wire";
@@ -26,7 +26,7 @@ export class DatastoreApi {
     constructor(readonly client: TaskApiClient) {}
 
     /** Every datastore with this natural key (the API keeps names unique per cluster, so 0 or 1). */
-    async findByNaturalKey(key: NaturalKey, options: CallOptions = {}): Promise<Datastore[]> {
+    async findByNaturalKey(key: NaturalKey, options: CallOptions = {}): Promise<DatastoreRecord[]> {
         const filter = formatFilter([
             { field: "hciClusterUuid", value: key.hciClusterUuid },
             { field: "clusterInfo/id", value: key.clusterId },
@@ -40,9 +40,13 @@ export class DatastoreApi {
     }
 
     /** The datastore with this id, or undefined when there is none (404). */
-    async get(id: string, options: CallOptions = {}): Promise<Datastore | undefined> {
+    async get(id: string, options: CallOptions = {}): Promise<DatastoreRecord | undefined> {
         try {
-            const { body } = await this.client.send<Datastore>({ method: "GET", path: datastoreUri(id), ...options });
+            const { body } = await this.client.send<DatastoreRecord>({
+                method: "GET",
+                path: datastoreUri(id),
+                ...options,
+            });
             if (!body || typeof body.id !== "string") {
                 throw new MalformedResponseError("GET", datastoreUri(id), "the answer is not a datastore");
             }

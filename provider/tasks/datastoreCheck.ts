@@ -2,19 +2,13 @@
 // request unvalidated: ids are UUIDs, names use the API's alphabet, the create token is printable ASCII
 // (it becomes a header), sizes are whole bytes the API accepts, and timeouts parse.
 
+import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { describeCharacter, quote } from "../shared/text";
 import { isUnknown } from "../shared/unknown";
 import { parseDuration } from "./core/duration";
 import type { DatastoreInputs, DatastoreTimeouts } from "./datastoreSchema";
-import { DATASTORE_TYPES, type DatastoreType, MIN_DATASTORE_SIZE_IN_BYTES } from "./wire";
+import { DATASTORE_TYPES, type DatastoreType, MIN_DATASTORE_SIZE_IN_BYTES, UUID_PATTERN } from "./wire";
 
-/** One validation failure. */
-export interface CheckFailure {
-    property: string;
-    reason: string;
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const NAME = /^[A-Za-z0-9._-]{1,80}$/;
 const TOKEN_CHARACTER = /^[\x21-\x7e]$/;
 const TIMEOUT_KEYS = ["create", "update", "delete"] as const;
@@ -23,8 +17,8 @@ const TIMEOUT_KEYS = ["create", "update", "delete"] as const;
 export function checkDatastore(
     olds: Partial<DatastoreInputs> | undefined,
     news: Record<string, unknown>,
-): { inputs: DatastoreInputs; failures: CheckFailure[] } {
-    const failures: CheckFailure[] = [];
+): { inputs: DatastoreInputs; failures: dynamic.CheckFailure[] } {
+    const failures: dynamic.CheckFailure[] = [];
     const fail = (property: string, reason: string) => failures.push({ property, reason });
     const inputs: DatastoreInputs = {
         hciClusterUuid: uuid("hciClusterUuid", news.hciClusterUuid, fail),
@@ -60,7 +54,7 @@ function sameDatastore(olds: Partial<DatastoreInputs> | undefined, news: Record<
 
 function uuid(property: string, value: unknown, fail: Fail): string {
     if (isUnknown(value)) return value as string;
-    if (typeof value !== "string" || !UUID.test(value)) {
+    if (typeof value !== "string" || !UUID_PATTERN.test(value)) {
         fail(property, `${describe(value)} is not a UUID (8-4-4-4-12 hexadecimal digits)`);
         return typeof value === "string" ? value : "";
     }

@@ -1,15 +1,15 @@
-import type { Datastore } from "./wire";
+import { LifecycleError } from "../shared/lifecycleError";
+import type { DatastoreRecord } from "./wire";
 
 /**
- * Row 4 of the lifecycle tables for datastores: one with the same natural key exists, and this resource
- * did not create it (no create token, or another one). Says what exists and how to take it over.
+ * A datastore with the same natural key exists, and this resource did not create it (no create token, or another one). Says what exists and how to take it over.
  */
-export class DatastoreExistsError extends Error {
+export class DatastoreExistsError extends LifecycleError {
     override readonly name = "DatastoreExistsError";
 
     constructor(
         readonly datastore: string,
-        readonly existing: Datastore,
+        readonly existing: DatastoreRecord,
         readonly hasToken: boolean,
     ) {
         const createdBy = hasToken

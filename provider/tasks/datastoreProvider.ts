@@ -1,11 +1,12 @@
-// The Datastore resource provider: seed 003 in Pulumi terms.
+// The Datastore resource provider: each engine operation and the task API calls it makes.
 //
 //   check  -> checkDatastore: validate and normalize (no I/O)
 //   diff   -> diffDatastore: the natural key and type replace, size grows in place, taint replaces
-//   create -> GET by natural key, then POST (Idempotency-Key = createToken), poll the task, GET: full
-//             state. Found with our token: resume (the server replays the same task). Found otherwise:
-//             fail, saying how to adopt. Task failed, deadline passed, polling failed, or SIGINT:
-//             partial state, tainted, so the engine records what exists.
+//   create -> POST (Idempotency-Key from createToken, one key after another while a key proves spent),
+//             follow the task, take what it made from its associatedResources and GET that by id: full
+//             state. 409: adopt when asked, else DatastoreExistsError saying how. Task failed or
+//             deadline passed: partial state, tainted. Outcome unknown (no answer, 5xx) or Ctrl-C:
+//             partial state, not tainted, which the next up resumes (replaying the key, or the task).
 //   read   -> GET by natural key: none -> gone from state; several -> error; one -> refreshed
 //   update -> untaint: GET by natural key; found -> full state; none -> created again; error -> stays
 //             partial. Size: a PATCH task. A resize of unknown outcome is recorded, and the next up waits.
@@ -13,78 +14,56 @@
 
 import { randomUUID } from "node:crypto";
 import type * as dynamic from "@pulumi/pulumi/dynamic";
-import { readConfig } from "../shared/config";
-import type { Clock, Sleep } from "../shared/time";
-import { CrossOriginError } from "./core/crossOriginError";
+import { messageOf } from "../shared/text";
 import { parseDuration } from "./core/duration";
-import { MalformedResponseError } from "./core/malformedResponseError";
-import { DEFAULT_POLL_SCHEDULE, type PollSchedule } from "./core/pollSchedule";
-import { TaskApiClient } from "./core/taskApiClient";
 import { TaskApiError } from "./core/taskApiError";
-import { TaskApiUnreachableError } from "./core/taskApiUnreachableError";
 import { TaskFailedError } from "./core/taskFailedError";
 import { TaskInterruptedError } from "./core/taskInterruptedError";
 import { TaskWaitError } from "./core/taskWaitError";
 import { waitForTask } from "./core/waitForTask";
-import { type CallOptions, DatastoreApi } from "./datastoreApi";
+import { createKey, MAX_CREATE_GENERATIONS, spentKeyBackoffMs } from "./createKeys";
+import { CreateTokenSpentError } from "./createTokenSpentError";
+import type { CallOptions, DatastoreApi } from "./datastoreApi";
 import { checkDatastore } from "./datastoreCheck";
 import { diffDatastore } from "./datastoreDiff";
 import { DatastoreExistsError } from "./datastoreExistsError";
+import { DatastoreMissingError } from "./datastoreMissingError";
 import {
     type DatastoreInputs,
     type DatastoreOutputs,
     describeDatastore,
     formatNaturalKeyId,
     type NaturalKey,
-    parseNaturalKeyId,
 } from "./datastoreSchema";
+import {
+    adopted,
+    createRequestOf,
+    keptOutputs,
+    keyOf,
+    naturalKeyOf,
+    outcomeUnknown,
+    outputsOf,
+    type RawInputs,
+    refreshed,
+    single,
+} from "./datastoreState";
 import { PartialStateError } from "./partialStateError";
-import { TaskApiConfigError } from "./taskApiConfigError";
-import { type AsyncOperation, DATASTORE_TYPE, type Datastore, operationUri } from "./wire";
-
-/** What the operations of one provider process share. */
-export interface TaskProcessContext {
-    readonly clock: Clock;
-    readonly sleep: Sleep;
-    readonly random: () => number;
-    /** Aborted when the process receives SIGINT (a second Ctrl-C): every wait ends at once. */
-    readonly signal: AbortSignal;
-    /** Shows a progress line to the user. */
-    readonly report: (message: string) => void;
-    /** Registers an operation, so an interrupted process answers it before exiting. */
-    readonly track: <T>(work: Promise<T>) => Promise<T>;
-}
-
-/** The config keys and environment variables the provider reads. */
-export const TASK_CONFIG = {
-    url: ["pulumi-lifecycle:taskApiUrl", "TASK_API_URL"],
-    token: ["pulumi-lifecycle:taskApiToken", "TASK_API_TOKEN"],
-    pollInitialMs: ["pulumi-lifecycle:taskPollInitialMs", "TASK_POLL_INITIAL_MS"],
-    pollMaxMs: ["pulumi-lifecycle:taskPollMaxMs", "TASK_POLL_MAX_MS"],
-    requestTimeoutMs: ["pulumi-lifecycle:taskRequestTimeoutMs", "TASK_REQUEST_TIMEOUT_MS"],
-} as const;
+import type { TaskProcessContext } from "./processContext";
+import { TaskApiContractError } from "./taskApiContractError";
+import { settingsFrom, type TaskApiSettings } from "./taskApiSettings";
+import { type AsyncOperation, DATASTORE_TYPE, type DatastoreRecord, operationUri } from "./wire";
 
 const DEFAULT_TIMEOUT_MS = 20 * 60_000;
-/** How many creates one createToken may stand for (each replacement or re-creation uses one). */
-const MAX_CREATE_GENERATIONS = 1000;
-
-interface Settings {
-    readonly url: string | undefined;
-    readonly token: string | undefined;
-    readonly schedule: PollSchedule;
-    readonly requestTimeoutMs: number | undefined;
-}
-
-type Raw = DatastoreInputs & Record<string, unknown>;
-
 /** Implements `pulumi-nodejs:dynamic/tasks:Datastore`. */
 export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInputs, DatastoreOutputs> {
-    private settings: Settings;
+    private settings: TaskApiSettings;
     private client: DatastoreApi | undefined;
 
+    /** `connect` builds the task API client once the settings are known (see runtime.ts). */
     constructor(
         private readonly context: TaskProcessContext,
         private readonly env: NodeJS.ProcessEnv,
+        private readonly connect: (settings: TaskApiSettings) => DatastoreApi,
     ) {
         this.settings = settingsFrom(undefined, env);
     }
@@ -104,7 +83,7 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
     }
 
     create(inputs: DatastoreInputs): Promise<dynamic.CreateResult<DatastoreOutputs>> {
-        return this.context.track(this.createDatastore(inputs as Raw));
+        return this.context.track(this.createDatastore(inputs as RawInputs));
     }
 
     async read(id: string, props?: DatastoreOutputs): Promise<dynamic.ReadResult<DatastoreOutputs>> {
@@ -120,14 +99,14 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
         olds: DatastoreOutputs,
         news: DatastoreInputs,
     ): Promise<dynamic.UpdateResult<DatastoreOutputs>> {
-        return this.context.track(this.updateDatastore(olds, news as Raw));
+        return this.context.track(this.updateDatastore(olds, news as RawInputs));
     }
 
     delete(id: string, props: DatastoreOutputs): Promise<void> {
         return this.context.track(this.deleteDatastore(id, props));
     }
 
-    private async createDatastore(inputs: Raw): Promise<dynamic.CreateResult<DatastoreOutputs>> {
+    private async createDatastore(inputs: RawInputs): Promise<dynamic.CreateResult<DatastoreOutputs>> {
         const key = naturalKeyOf(inputs);
         const label = describeDatastore(key);
         const deadline = this.deadline(inputs.timeouts?.create);
@@ -156,11 +135,11 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
      * was unknown); without a token, the natural key is then the only identity there is.
      */
     private async createOrFollow(
-        inputs: Raw,
+        inputs: RawInputs,
         key: NaturalKey,
         label: string,
         deadline: number,
-        found: Datastore | undefined,
+        found: DatastoreRecord | undefined,
         claimed: boolean,
     ): Promise<DatastoreOutputs> {
         const token = inputs.createToken;
@@ -168,7 +147,7 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
             if (found)
                 return claimed ? this.claimed(inputs, key, label, found) : this.takeOver(inputs, key, label, found);
             const outcome = await this.createOnce(inputs, key, label, deadline, undefined, found);
-            if (outcome === "spent") throw new Error(`${label}: the create task succeeded but its datastore is gone`);
+            if (outcome === "spent") throw new DatastoreMissingError(label, undefined, "create");
             return outcome;
         }
         for (let generation = 0; generation < MAX_CREATE_GENERATIONS; generation++) {
@@ -178,9 +157,7 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
                 this.context.report(`${label}: createToken ${token} was spent earlier; trying its next key`);
             await this.context.sleep(spentKeyBackoffMs(generation, this.settings.schedule), this.context.signal);
         }
-        throw new Error(
-            `${label}: ${MAX_CREATE_GENERATIONS} creates with this createToken were spent; give the resource a new createToken`,
-        );
+        throw new CreateTokenSpentError(label, MAX_CREATE_GENERATIONS);
     }
 
     /**
@@ -189,12 +166,12 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
      * something, so every failure from here on is partial state.
      */
     private async createOnce(
-        inputs: Raw,
+        inputs: RawInputs,
         key: NaturalKey,
         label: string,
         deadline: number,
         idempotencyKey: string | undefined,
-        found: Datastore | undefined,
+        found: DatastoreRecord | undefined,
     ): Promise<DatastoreOutputs | "spent"> {
         const api = this.api();
         const startedAt = this.context.clock();
@@ -231,7 +208,7 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
             throw this.partial(inputs, key, outputsOf(inputs, undefined, stopped), error.message);
         }
         const replayed = endedAtFirstLook === true && idempotencyKey !== undefined;
-        let made: Datastore | "gone" | undefined;
+        let made: DatastoreRecord | "gone" | undefined;
         try {
             made = await this.madeBy(operation, label, key, deadline, operation.state === "SUCCEEDED" && !replayed);
         } catch (error) {
@@ -274,14 +251,14 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
         key: NaturalKey,
         deadline: number,
         lookUpUnnamed: boolean,
-    ): Promise<Datastore | "gone" | undefined> {
+    ): Promise<DatastoreRecord | "gone" | undefined> {
         const resource = (operation.associatedResources ?? []).find((r) => r.type === DATASTORE_TYPE);
         if (!resource) return lookUpUnnamed ? await this.findOne(label, key, deadline) : undefined;
         const datastoreIdOf = resource.resourceUri.slice(resource.resourceUri.lastIndexOf("/") + 1);
         const datastore = await this.api().get(datastoreIdOf, this.call(deadline));
         if (!datastore) return "gone";
         if (datastore.name !== key.name) {
-            throw new Error(
+            throw new TaskApiContractError(
                 `task ${operation.id} names datastore ${datastore.id} (${datastore.name}), not ${label}; the API answered for another request`,
             );
         }
@@ -294,22 +271,22 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
         key: NaturalKey,
         conflict: TaskApiError,
         deadline: number,
-    ): Promise<Datastore> {
+    ): Promise<DatastoreRecord> {
         const existingId = (conflict.body as { existingId?: unknown } | undefined)?.existingId;
         const existing =
             typeof existingId === "string"
                 ? await this.api().get(existingId, this.call(deadline))
                 : await this.findOne(label, key, deadline);
         if (!existing) {
-            throw new Error(
+            throw new TaskApiContractError(
                 `${label}: the API refused the create because the name is taken (409), but lists no such datastore; retry once it does`,
             );
         }
         return existing;
     }
 
-    /** A datastore with this natural key exists, not made by this resource: adopt it, or refuse like row 4. */
-    private takeOver(inputs: Raw, key: NaturalKey, label: string, found: Datastore): DatastoreOutputs {
+    /** A datastore with this natural key exists, not made by this resource: adopt it, or refuse with DatastoreExistsError. */
+    private takeOver(inputs: RawInputs, key: NaturalKey, label: string, found: DatastoreRecord): DatastoreOutputs {
         if (!inputs.adopt) throw new DatastoreExistsError(label, found, !!inputs.createToken);
         // A datastore in ERROR never becomes OK: take it over tainted, so the next up replaces it.
         if (found.state === "ERROR")
@@ -318,14 +295,14 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
     }
 
     /** A create without a token whose outcome was unknown, resumed: the datastore with its name is the one. */
-    private claimed(inputs: Raw, key: NaturalKey, label: string, found: Datastore): DatastoreOutputs {
+    private claimed(inputs: RawInputs, key: NaturalKey, label: string, found: DatastoreRecord): DatastoreOutputs {
         if (found.state === "ERROR")
             throw this.takenInError(inputs, key, `${label} (id ${found.id}) is in state ERROR`, found);
         return outputsOf(inputs, found, { tainted: false });
     }
 
     /** A datastore in ERROR taken as this resource's: partial state, tainted, so the next up replaces it. */
-    private takenInError(inputs: Raw, key: NaturalKey, what: string, found: Datastore): PartialStateError {
+    private takenInError(inputs: RawInputs, key: NaturalKey, what: string, found: DatastoreRecord): PartialStateError {
         const reason = `${what}; the next \`pulumi up\` replaces it`;
         return this.partial(inputs, key, outputsOf(inputs, found, { tainted: true, taintReason: reason }), reason);
     }
@@ -336,7 +313,7 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
      * `up` resolves (by replaying the token, or by the natural key).
      */
     private pendingCreate(
-        inputs: Raw,
+        inputs: RawInputs,
         key: NaturalKey,
         error: unknown,
         idempotencyKey: string | undefined,
@@ -348,13 +325,16 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
         return this.partial(inputs, key, outputsOf(inputs, undefined, { tainted: false }), reason);
     }
 
-    private async updateDatastore(olds: DatastoreOutputs, news: Raw): Promise<dynamic.UpdateResult<DatastoreOutputs>> {
+    private async updateDatastore(
+        olds: DatastoreOutputs,
+        news: RawInputs,
+    ): Promise<dynamic.UpdateResult<DatastoreOutputs>> {
         const api = this.api();
         const key = naturalKeyOf(news);
         const label = describeDatastore(key);
         const deadline = this.deadline(news.timeouts?.update);
         let taskId = olds.taskId;
-        let current: Datastore | undefined;
+        let current: DatastoreRecord | undefined;
         if (!olds.datastoreId && !olds.tainted) {
             // A create that was interrupted, or whose outcome was unknown: let its task end, then find
             // what it made, or create it now.
@@ -396,10 +376,7 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
         } else {
             current = await api.get(olds.datastoreId, this.call(deadline));
             if (!current) {
-                throw new Error(
-                    `${label} (id ${olds.datastoreId}) no longer exists at the API (deleted outside Pulumi). ` +
-                        'Run "pulumi refresh" so the stack forgets it; the next "pulumi up" creates it again.',
-                );
+                throw new DatastoreMissingError(label, olds.datastoreId, "update");
             }
         }
         if (current.state === "UPDATING" && olds.taskId) {
@@ -489,7 +466,7 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
     /** Looks the datastore up for an update; when that fails, the state on record stays, as partial state. */
     private async lookUpKeeping<T>(
         olds: DatastoreOutputs,
-        news: Raw,
+        news: RawInputs,
         key: NaturalKey,
         label: string,
         lookUp: () => Promise<T>,
@@ -526,7 +503,7 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
         return ended as AsyncOperation;
     }
 
-    private async findOne(label: string, key: NaturalKey, deadline: number): Promise<Datastore | undefined> {
+    private async findOne(label: string, key: NaturalKey, deadline: number): Promise<DatastoreRecord | undefined> {
         const found = await this.api().findByNaturalKey(key, this.call(deadline));
         return found.length === 0 ? undefined : single(label, found);
     }
@@ -546,7 +523,7 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
      * Partial state for the engine: the raw inputs (with `__provider`) and what is known. Undefined values
      * are left out: the SDK server cannot encode them, and would never answer the engine.
      */
-    private partial(inputs: Raw, key: NaturalKey, outputs: DatastoreOutputs, reason: string): PartialStateError {
+    private partial(inputs: RawInputs, key: NaturalKey, outputs: DatastoreOutputs, reason: string): PartialStateError {
         const message = `${describeDatastore(key)}: ${reason}`;
         const properties = Object.fromEntries(
             Object.entries({ ...inputs, ...outputs }).filter(([, value]) => value !== undefined),
@@ -555,22 +532,7 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
     }
 
     private api(): DatastoreApi {
-        if (!this.client) {
-            const { url, token, schedule, requestTimeoutMs } = this.settings;
-            if (!url) throw new TaskApiConfigError("url");
-            if (!token) throw new TaskApiConfigError("token");
-            this.client = new DatastoreApi(
-                new TaskApiClient({
-                    baseUrl: url,
-                    token,
-                    clock: this.context.clock,
-                    sleep: this.context.sleep,
-                    random: this.context.random,
-                    schedule,
-                    ...(requestTimeoutMs ? { requestTimeoutMs } : {}),
-                }),
-            );
-        }
+        this.client ??= this.connect(this.settings);
         return this.client;
     }
 
@@ -582,169 +544,4 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
         const parsed = timeout === undefined ? DEFAULT_TIMEOUT_MS : parseDuration(timeout);
         return this.context.clock() + (typeof parsed === "number" ? parsed : DEFAULT_TIMEOUT_MS);
     }
-}
-
-function settingsFrom(request: dynamic.ConfigureRequest | undefined, env: NodeJS.ProcessEnv): Settings {
-    const value = ([configKey, envKey]: readonly [string, string]) =>
-        (request ? readConfig(request, configKey) : undefined) || env[envKey] || undefined;
-    const number = (keys: readonly [string, string]) => {
-        const parsed = Number(value(keys));
-        return Number.isFinite(parsed) && parsed > 0 ? parsed : undefined;
-    };
-    const url = value(TASK_CONFIG.url);
-    if (url !== undefined) validateUrl(url);
-    return {
-        url,
-        token: value(TASK_CONFIG.token),
-        schedule: {
-            initialMs: number(TASK_CONFIG.pollInitialMs) ?? DEFAULT_POLL_SCHEDULE.initialMs,
-            maxMs: number(TASK_CONFIG.pollMaxMs) ?? DEFAULT_POLL_SCHEDULE.maxMs,
-        },
-        requestTimeoutMs: number(TASK_CONFIG.requestTimeoutMs),
-    };
-}
-
-function validateUrl(url: string): void {
-    let parsed: URL;
-    try {
-        parsed = new URL(url);
-    } catch {
-        throw new Error(
-            `pulumi-lifecycle:taskApiUrl ${JSON.stringify(url)} is not a URL; write it as http://host:port`,
-        );
-    }
-    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
-        throw new Error(`pulumi-lifecycle:taskApiUrl must be an http:// or https:// URL, not ${parsed.protocol}`);
-    }
-    if (parsed.username || parsed.password) {
-        throw new Error(
-            "pulumi-lifecycle:taskApiUrl must not carry credentials; set pulumi-lifecycle:taskApiToken instead",
-        );
-    }
-}
-
-/** The wait before trying the key after a spent one: the poll schedule's backoff, doubling. */
-function spentKeyBackoffMs(spentBefore: number, schedule: PollSchedule): number {
-    return Math.min(schedule.initialMs * 2 ** spentBefore, schedule.maxMs);
-}
-
-/** The idempotency key of the `generation`-th create of a resource with this token: token, token~1, ... */
-export function createKey(token: string, generation: number): string {
-    return generation === 0 ? token : `${token}~${generation}`;
-}
-
-function naturalKeyOf(values: NaturalKey): NaturalKey {
-    return { hciClusterUuid: values.hciClusterUuid, clusterId: values.clusterId, name: values.name };
-}
-
-/** The key of a known datastore: from its state when there is one (read, delete), else from its id (import). */
-function keyOf(id: string, props: DatastoreOutputs | undefined): NaturalKey {
-    const key = props?.name ? naturalKeyOf(props) : parseNaturalKeyId(id);
-    if (!key)
-        throw new Error(`${JSON.stringify(id)} is not a Datastore id: ids are "<hciClusterUuid>/<clusterId>/<name>"`);
-    return key;
-}
-
-function createRequestOf(inputs: DatastoreInputs) {
-    return {
-        name: inputs.name,
-        hciClusterUuid: inputs.hciClusterUuid,
-        clusterId: inputs.clusterId,
-        sizeInBytes: inputs.sizeInBytes,
-        datastoreType: inputs.datastoreType,
-    };
-}
-
-/** State from inputs and what the API says (the API wins for what it knows). */
-function outputsOf(
-    inputs: DatastoreInputs,
-    found: Datastore | undefined,
-    extra: { taskId?: string | undefined; tainted: boolean; taintReason?: string },
-): DatastoreOutputs {
-    const outputs: DatastoreOutputs = {
-        hciClusterUuid: inputs.hciClusterUuid,
-        clusterId: inputs.clusterId,
-        name: inputs.name,
-        sizeInBytes: found?.sizeInBytes ?? inputs.sizeInBytes,
-        datastoreType: found?.datastoreType ?? inputs.datastoreType,
-        adopt: inputs.adopt,
-        untaint: inputs.untaint,
-        tainted: extra.tainted,
-    };
-    if (inputs.createToken !== undefined) outputs.createToken = inputs.createToken;
-    if (inputs.timeouts !== undefined) outputs.timeouts = inputs.timeouts;
-    if (found) {
-        outputs.datastoreId = found.id;
-        outputs.state = found.state;
-    }
-    if (extra.taskId !== undefined) outputs.taskId = extra.taskId;
-    if (extra.taintReason !== undefined) outputs.taintReason = extra.taintReason;
-    return outputs;
-}
-
-/** The outputs a failed update leaves on record: the old state, with the new inputs' settings. */
-function keptOutputs(olds: DatastoreOutputs, news: DatastoreInputs): DatastoreOutputs {
-    const { __provider: _, ...rest } = olds as DatastoreOutputs & { __provider?: unknown };
-    return { ...rest, createToken: news.createToken ?? rest.createToken, untaint: news.untaint } as DatastoreOutputs;
-}
-
-/** Refresh: the API's view of the datastore, with the settings and taint only the state knows. */
-function refreshed(props: Partial<DatastoreOutputs> | undefined, found: Datastore): DatastoreOutputs {
-    const outputs: DatastoreOutputs = {
-        hciClusterUuid: found.hciClusterUuid,
-        clusterId: found.clusterInfo.id,
-        name: found.name,
-        sizeInBytes: found.sizeInBytes,
-        datastoreType: found.datastoreType,
-        adopt: props?.adopt ?? false,
-        untaint: props?.untaint ?? false,
-        tainted: props?.tainted ?? false,
-        datastoreId: found.id,
-        state: found.state,
-    };
-    for (const key of ["createToken", "timeouts", "taskId", "taintReason"] as const) {
-        if (props?.[key] !== undefined) (outputs as unknown as Record<string, unknown>)[key] = props[key];
-    }
-    return outputs;
-}
-
-/** `adopt: true`: take over an existing datastore that matches the program, or name each difference. */
-function adopted(label: string, inputs: DatastoreInputs, found: Datastore): DatastoreOutputs {
-    const differences: string[] = [];
-    if (found.sizeInBytes !== inputs.sizeInBytes) {
-        differences.push(`sizeInBytes: the API has ${found.sizeInBytes}, the program has ${inputs.sizeInBytes}`);
-    }
-    if (found.datastoreType !== inputs.datastoreType) {
-        differences.push(`datastoreType: the API has ${found.datastoreType}, the program has ${inputs.datastoreType}`);
-    }
-    if (found.state !== "OK") differences.push(`state: it is ${found.state}; adopt it once it is OK`);
-    if (differences.length > 0) {
-        throw new Error(
-            `cannot adopt ${label} (id ${found.id}): ${differences.join("; ")}. Change the program to match, or choose another name.`,
-        );
-    }
-    return outputsOf(inputs, found, { tainted: false });
-}
-
-function single(label: string, found: readonly Datastore[]): Datastore {
-    if (found.length > 1) {
-        throw new Error(
-            `${label} matches ${found.length} datastores (ids ${found.map((d) => d.id).join(", ")}); the natural key must name one`,
-        );
-    }
-    return found[0] as Datastore;
-}
-
-/**
- * Whether a failed request may still have been carried out by the server: no answer, a 5xx or 408, an
- * accepted answer that cannot be read (no Location, not JSON), or an abort while it was in flight.
- */
-function outcomeUnknown(error: unknown): boolean {
-    if (error instanceof TaskApiUnreachableError || error instanceof MalformedResponseError) return true;
-    if (error instanceof TaskApiError) return error.status >= 500 || error.status === 408;
-    return !(error instanceof TaskApiConfigError || error instanceof CrossOriginError);
-}
-
-function messageOf(error: unknown): string {
-    return error instanceof Error ? error.message : String(error);
 }

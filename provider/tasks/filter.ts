@@ -11,7 +11,7 @@
 // around the whole filter is ignored.
 
 import { FilterSyntaxError } from "./filterSyntaxError";
-import type { Datastore } from "./wire";
+import type { DatastoreRecord } from "./wire";
 
 /** A field a filter may compare. */
 export type FilterField = "hciClusterUuid" | "name" | "clusterInfo/id" | "id";
@@ -162,7 +162,7 @@ class Scanner {
 }
 
 /** True when `datastore` satisfies every clause. Ids and uuids compare case-insensitively, names exactly. */
-export function matchesFilter(filter: Filter, datastore: Datastore): boolean {
+export function matchesFilter(filter: Filter, datastore: DatastoreRecord): boolean {
     return filter.every(({ field, value }) => {
         switch (field) {
             case "name":

@@ -1,7 +1,8 @@
+import { LifecycleError } from "../shared/lifecycleError";
 import { quote } from "../shared/text";
 
 /** A `filter` query parameter that does not follow the grammar; the server answers it 400. */
-export class FilterSyntaxError extends Error {
+export class FilterSyntaxError extends LifecycleError {
     override readonly name = "FilterSyntaxError";
 
     constructor(

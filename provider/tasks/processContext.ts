@@ -8,8 +8,21 @@
 
 import { onEngineCancel } from "../shared/engineCancel";
 import { engineReporter } from "../shared/engineLog";
+import type { Clock, Sleep } from "../shared/time";
 import { systemClock, timerSleep } from "../shared/time";
-import type { TaskProcessContext } from "./datastoreProvider";
+
+/** What the operations of one provider process share. */
+export interface TaskProcessContext {
+    readonly clock: Clock;
+    readonly sleep: Sleep;
+    readonly random: () => number;
+    /** Aborted when the process receives SIGINT (a second Ctrl-C): every wait ends at once. */
+    readonly signal: AbortSignal;
+    /** Shows a progress line to the user. */
+    readonly report: (message: string) => void;
+    /** Registers an operation, so an interrupted process answers it before exiting. */
+    readonly track: <T>(work: Promise<T>) => Promise<T>;
+}
 
 /** Time for the answers of interrupted operations to leave the process before it exits. */
 const FLUSH_MS = 100;

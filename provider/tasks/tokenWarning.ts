@@ -3,7 +3,7 @@
 // provider cannot tell which it got (the SDK's provider server takes no secrets), so the program says it.
 
 import * as pulumi from "@pulumi/pulumi";
-import { TASK_CONFIG } from "./datastoreProvider";
+import { TASK_CONFIG } from "./taskApiSettings";
 
 let checked = false;
 

@@ -10,7 +10,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import * as random from "@pulumi/random";
 import { tasks } from "pulumi-lifecycle";
-import { startTaskApiServer, type TaskApiServer } from "../../provider/tasks/server/taskApiServer";
+import { startTaskApiServer, type TaskApiServer } from "../../provider/taskApiServer/taskApiServer";
 import { ASYNC_OPERATIONS_PATH, DATASTORES_PATH } from "../../provider/tasks/wire";
 import { Harness, type RunResult } from "../harness/harness";
 import { CLUSTER, GIB, HCI, TOKEN } from "../support/datastoreFixture";

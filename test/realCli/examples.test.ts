@@ -7,7 +7,7 @@
 import { strict as assert } from "node:assert";
 import { copyFile, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { startTaskApiServer, type TaskApiServer } from "../../provider/tasks/server/taskApiServer";
+import { startTaskApiServer, type TaskApiServer } from "../../provider/taskApiServer/taskApiServer";
 import { assertOk, CliProject, type CliRun } from "../support/cliProject";
 import { TOKEN } from "../support/datastoreFixture";
 import { API, API_IPV6, assertEntries, BASE, WEB } from "../support/hostsExample";

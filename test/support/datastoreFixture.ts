@@ -5,7 +5,7 @@ import {
     startTaskApiServer,
     type TaskApiServer,
     type TaskApiServerOptions,
-} from "../../provider/tasks/server/taskApiServer";
+} from "../../provider/taskApiServer/taskApiServer";
 import { type EngineLogServer, startEngineLogServer } from "./engineLogServer";
 import { makeProject, type TempDir } from "./projects";
 import { type Props, ProviderServer } from "./providerServer";

@@ -2,7 +2,7 @@
 // creates of the same resource (after a replacement or a deletion) token~1, token~2, ...
 
 import { strict as assert } from "node:assert";
-import { createKey } from "../../provider/tasks/datastoreProvider";
+import { createKey } from "../../provider/tasks/createKeys";
 
 describe("create keys of a createToken", () => {
     it("are the token, then token~1, token~2", () => {

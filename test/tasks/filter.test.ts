@@ -5,9 +5,9 @@
 import { strict as assert } from "node:assert";
 import { formatFilter, matchesFilter, parseFilter, quoteValue } from "../../provider/tasks/filter";
 import { FilterSyntaxError } from "../../provider/tasks/filterSyntaxError";
-import type { Datastore } from "../../provider/tasks/wire";
+import type { DatastoreRecord } from "../../provider/tasks/wire";
 
-const DATASTORE: Datastore = {
+const DATASTORE: DatastoreRecord = {
     id: "0b9e5a52-6a0e-4a47-8f55-2d7f3e1c1a01",
     type: "virtualization/datastore",
     name: "ds19",

@@ -7,22 +7,20 @@
 import { strict as assert } from "node:assert";
 import { type IncomingHttpHeaders, request } from "node:http";
 import { connect } from "node:net";
-import { ApiError } from "../../provider/tasks/server/apiError";
+import { ApiError } from "../../provider/taskApiServer/apiError";
+import type { FaultRule, RequestLogList, TaskApiStats } from "../../provider/taskApiServer/control";
 import {
     startTaskApiServer,
     type TaskApiServer,
     type TaskApiServerOptions,
-} from "../../provider/tasks/server/taskApiServer";
+} from "../../provider/taskApiServer/taskApiServer";
 import type {
     AsyncOperation,
     ConflictBody,
-    Datastore,
     DatastoreList,
+    DatastoreRecord,
     ErrorBody,
-    FaultRule,
-    RequestLogList,
     TaskAccepted,
-    TaskApiStats,
 } from "../../provider/tasks/wire";
 import { CLUSTER, createBody, GIB, HCI } from "./core/support";
 
@@ -104,14 +102,14 @@ function datastoreIdOf(op: AsyncOperation): string {
     return op.associatedResources[0]?.resourceUri.split("/").pop() ?? "";
 }
 
-async function datastore(server: TaskApiServer, id: string): Promise<Datastore> {
+async function datastore(server: TaskApiServer, id: string): Promise<DatastoreRecord> {
     const reply = await call(server, "GET", `${DATASTORES}/${id}`);
     assert.equal(reply.status, 200, reply.text);
-    return reply.json as Datastore;
+    return reply.json as DatastoreRecord;
 }
 
 /** Creates a datastore and lets its task finish; resolves with the datastore. */
-async function createReady(server: TaskApiServer, name = "ds19"): Promise<Datastore> {
+async function createReady(server: TaskApiServer, name = "ds19"): Promise<DatastoreRecord> {
     const location = await create(server, name);
     server.advanceClock(10_000);
     const op = await operation(server, location);

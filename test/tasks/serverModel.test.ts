@@ -11,9 +11,9 @@ import {
     fullBucket,
     parseFaultRuleRequest,
     takeToken,
-} from "../../provider/tasks/server/faults";
-import type { TaskRecord } from "../../provider/tasks/server/records";
-import { advanceTask, fractionDone, operationJson, taskState } from "../../provider/tasks/server/taskProgress";
+} from "../../provider/taskApiServer/faults";
+import type { TaskRecord } from "../../provider/taskApiServer/records";
+import { advanceTask, fractionDone, operationJson, taskState } from "../../provider/taskApiServer/taskProgress";
 
 const T0 = Date.parse("2030-01-01T00:00:00.000Z");
 

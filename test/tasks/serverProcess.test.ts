@@ -10,10 +10,10 @@ import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { DataFileError } from "../../provider/tasks/server/dataFileError";
-import { DataFileUnwritableError } from "../../provider/tasks/server/dataFileUnwritableError";
-import { startTaskApiServer, type TaskApiServer } from "../../provider/tasks/server/taskApiServer";
-import type { AsyncOperation, Datastore, DatastoreList } from "../../provider/tasks/wire";
+import { DataFileError } from "../../provider/taskApiServer/dataFileError";
+import { DataFileUnwritableError } from "../../provider/taskApiServer/dataFileUnwritableError";
+import { startTaskApiServer, type TaskApiServer } from "../../provider/taskApiServer/taskApiServer";
+import type { AsyncOperation, DatastoreList, DatastoreRecord } from "../../provider/tasks/wire";
 import { makeTempDir, REPO_ROOT, type TempDir } from "../support/projects";
 
 const MAIN = join(REPO_ROOT, "dist", "cli", "main.js");
@@ -62,7 +62,7 @@ function createRequest(name: string, sizeInBytes = 16 * GIB) {
 
 /** The data file as JSON, read from disk. */
 async function readDataFile(file: string): Promise<{
-    datastores: Datastore[];
+    datastores: DatastoreRecord[];
     tasks: { id: string; endedAtMs?: number }[];
     idempotencyKeys: { key: string; location: string }[];
     counters: { datastoresCreated: number };
@@ -132,7 +132,7 @@ describe("task API server across processes", () => {
             now += 1000;
             assert.equal(((await api("GET", resizing.location ?? "")).json as AsyncOperation).state, "SUCCEEDED");
             assert.equal(((await api("GET", pending.location ?? "")).json as AsyncOperation).state, "SUCCEEDED");
-            const resized = (await api("GET", `${DATASTORES}/${ready?.id}`)).json as Datastore;
+            const resized = (await api("GET", `${DATASTORES}/${ready?.id}`)).json as DatastoreRecord;
             assert.equal(resized.sizeInBytes, 32 * GIB);
         });
 

@@ -27,8 +27,10 @@ import {
     statSync,
     unlinkSync,
 } from "node:fs";
+
 import { basename, dirname, join } from "node:path";
 import { overwrite, writeAll } from "./descriptors";
+import { codeOf } from "./errno";
 import { FileChangedError } from "./fileChangedError";
 import { saveBackup } from "./inPlaceBackup";
 import { isProcessAlive } from "./processes";
@@ -225,9 +227,4 @@ function closeQuietly(fd: number): void {
 /** A name for a temporary file beside `base`, which `sweepTemporariesSync` removes once its process is gone. */
 export function temporaryName(base: string): string {
     return `.${base}.${process.pid}.${randomBytes(4).toString("hex")}.pulumi-lifecycle.tmp`;
-}
-
-/** The `code` of a Node.js system error, or "" for anything else. */
-export function codeOf(error: unknown): string {
-    return typeof error === "object" && error !== null && "code" in error ? String(error.code) : "";
 }

@@ -17,7 +17,8 @@ import { linkSync, readFileSync, statSync, unlinkSync, utimesSync, writeFileSync
 import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { type Clock, type Repeat, type Sleep, systemClock, timerRepeat, timerSleep } from "../time";
-import { codeOf, removeQuietly, sweepTemporariesSync, temporaryName } from "./atomicWrite";
+import { removeQuietly, sweepTemporariesSync, temporaryName } from "./atomicWrite";
+import { codeOf } from "./errno";
 import { LockTimeoutError } from "./lockTimeoutError";
 import { privateDirectory } from "./privateDirectory";
 import { isProcessAlive } from "./processes";

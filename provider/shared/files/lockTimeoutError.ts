@@ -1,7 +1,8 @@
+import { LifecycleError } from "../lifecycleError";
 import type { LockHolder } from "./fileLock";
 
 /** The lock on a file stayed held by someone else for longer than the bounded wait. */
-export class LockTimeoutError extends Error {
+export class LockTimeoutError extends LifecycleError {
     override readonly name = "LockTimeoutError";
 
     constructor(

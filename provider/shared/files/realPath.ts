@@ -1,6 +1,6 @@
 import { lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { codeOf } from "./atomicWrite";
+import { codeOf } from "./errno";
 
 /**
  * The real path behind `file` (relative paths against the working directory): symlinks followed, so the

@@ -1,8 +1,10 @@
+import { LifecycleError } from "../../shared/lifecycleError";
+
 /**
  * The task API named a URL on another origin than the configured API URL (a task's Location, most
  * likely). Following it would send the bearer token, the body and the Idempotency-Key to that origin.
  */
-export class CrossOriginError extends Error {
+export class CrossOriginError extends LifecycleError {
     override readonly name = "CrossOriginError";
 
     constructor(

@@ -1,5 +1,7 @@
+import { LifecycleError } from "../../shared/lifecycleError";
+
 /** The task API answered with something the protocol does not allow (invalid JSON, 202 without Location, an unknown task state). */
-export class MalformedResponseError extends Error {
+export class MalformedResponseError extends LifecycleError {
     override readonly name = "MalformedResponseError";
 
     constructor(

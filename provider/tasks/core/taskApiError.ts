@@ -1,8 +1,10 @@
+import { LifecycleError } from "../../shared/lifecycleError";
+
 /**
  * The task API answered a request with an error status. Carries the status, the API's error code and
  * its message (the token is never part of any of them).
  */
-export class TaskApiError extends Error {
+export class TaskApiError extends LifecycleError {
     override readonly name = "TaskApiError";
 
     constructor(

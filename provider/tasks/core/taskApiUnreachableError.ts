@@ -1,5 +1,7 @@
+import { LifecycleError } from "../../shared/lifecycleError";
+
 /** Requests to the task API kept failing at the network level (refused, reset, timed out). */
-export class TaskApiUnreachableError extends Error {
+export class TaskApiUnreachableError extends LifecycleError {
     override readonly name = "TaskApiUnreachableError";
 
     constructor(

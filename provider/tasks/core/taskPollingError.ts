@@ -1,3 +1,4 @@
+import { messageOf } from "../../shared/text";
 import type { AsyncOperation } from "../wire";
 import { describeTaskState, TaskWaitError } from "./taskWaitError";
 
@@ -6,7 +7,7 @@ export class TaskPollingError extends TaskWaitError {
     override readonly name = "TaskPollingError";
 
     constructor(taskUri: string, operation: AsyncOperation | undefined, cause: unknown) {
-        const reason = cause instanceof Error ? cause.message : String(cause);
+        const reason = messageOf(cause);
         super(
             `could not follow task ${operation?.id ?? taskUri} (last seen ${describeTaskState(operation)}): ${reason}`,
             taskUri,

@@ -1,3 +1,4 @@
+import { LifecycleError } from "../../shared/lifecycleError";
 import type { AsyncOperation } from "../wire";
 
 /**
@@ -5,7 +6,7 @@ import type { AsyncOperation } from "../wire";
  * failing, or the process was interrupted. The task may still exist and may still finish, so whatever it
  * was creating must be recorded as partial state, never forgotten.
  */
-export abstract class TaskWaitError extends Error {
+export abstract class TaskWaitError extends LifecycleError {
     constructor(
         message: string,
         /** The task's URI (its Location). */

@@ -4,12 +4,12 @@
 
 import { strict as assert } from "node:assert";
 import type { Clock, Sleep, Timeout } from "../../../provider/shared/time";
-import type { DatastoreInputs } from "../../../provider/tasks/datastoreSchema";
 import {
     startTaskApiServer,
     type TaskApiServer,
     type TaskApiServerOptions,
-} from "../../../provider/tasks/server/taskApiServer";
+} from "../../../provider/taskApiServer/taskApiServer";
+import type { DatastoreInputs } from "../../../provider/tasks/datastoreSchema";
 
 /** When every fake clock starts: 2030-01-01T00:00:00Z. */
 export const START = Date.parse("2030-01-01T00:00:00.000Z");

@@ -9,19 +9,19 @@
 import { strict as assert } from "node:assert";
 import { inspect } from "node:util";
 import { seededRandom } from "../../../provider/shared/random";
+import type { Fault } from "../../../provider/taskApiServer/control";
+import type { TaskApiServer } from "../../../provider/taskApiServer/taskApiServer";
 import { CrossOriginError } from "../../../provider/tasks/core/crossOriginError";
 import { MalformedResponseError } from "../../../provider/tasks/core/malformedResponseError";
 import { backoffBand, DEFAULT_POLL_SCHEDULE } from "../../../provider/tasks/core/pollSchedule";
 import { TaskApiClient, type TaskApiClientOptions } from "../../../provider/tasks/core/taskApiClient";
 import { TaskApiError } from "../../../provider/tasks/core/taskApiError";
 import { TaskApiUnreachableError } from "../../../provider/tasks/core/taskApiUnreachableError";
-import type { TaskApiServer } from "../../../provider/tasks/server/taskApiServer";
 import {
     ASYNC_OPERATIONS_PATH,
     type ConflictBody,
     DATASTORES_PATH,
     type DatastoreList,
-    type Fault,
     type TaskAccepted,
 } from "../../../provider/tasks/wire";
 import { createBody, FakeTime, heldSleep, REQUEST_TIMEOUT_MS, rejection, Servers, START, TOKEN } from "./support";

@@ -9,6 +9,8 @@
 import { strict as assert } from "node:assert";
 import { inspect } from "node:util";
 import { seededRandom } from "../../../provider/shared/random";
+import type { Fault, FaultRuleRequest } from "../../../provider/taskApiServer/control";
+import type { TaskApiServer, TaskApiServerOptions } from "../../../provider/taskApiServer/taskApiServer";
 import { MalformedResponseError } from "../../../provider/tasks/core/malformedResponseError";
 import { backoffBand, DEFAULT_POLL_SCHEDULE } from "../../../provider/tasks/core/pollSchedule";
 import { TaskApiClient } from "../../../provider/tasks/core/taskApiClient";
@@ -19,14 +21,7 @@ import { TaskInterruptedError } from "../../../provider/tasks/core/taskInterrupt
 import { TaskPollingError } from "../../../provider/tasks/core/taskPollingError";
 import { TaskWaitError } from "../../../provider/tasks/core/taskWaitError";
 import { type TaskOutcome, type WaitForTaskOptions, waitForTask } from "../../../provider/tasks/core/waitForTask";
-import type { TaskApiServer, TaskApiServerOptions } from "../../../provider/tasks/server/taskApiServer";
-import {
-    type AsyncOperation,
-    DATASTORES_PATH,
-    type Fault,
-    type FaultRuleRequest,
-    type TaskAccepted,
-} from "../../../provider/tasks/wire";
+import { type AsyncOperation, DATASTORES_PATH, type TaskAccepted } from "../../../provider/tasks/wire";
 import { createBody, FakeTime, heldSleep, REQUEST_TIMEOUT_MS, Servers, START, TOKEN } from "./support";
 
 describe("waitForTask", () => {

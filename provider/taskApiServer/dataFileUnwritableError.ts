@@ -1,8 +1,10 @@
+import { LifecycleError } from "../shared/lifecycleError";
+
 /**
  * The data file cannot be written where it was asked for (its directory is missing, not a directory, or
  * not writable). Found when the server starts, not at the first request that changes something.
  */
-export class DataFileUnwritableError extends Error {
+export class DataFileUnwritableError extends LifecycleError {
     override readonly name = "DataFileUnwritableError";
 
     constructor(

@@ -1,7 +1,7 @@
 // Validation of the datastore request bodies and headers: decoded JSON in, typed request out, or a 400
 // naming the field and the problem. Pure.
 
-import { quote } from "../../shared/text";
+import { quote } from "../shared/text";
 import {
     type CreateDatastoreRequest,
     DATASTORE_TYPES,
@@ -9,12 +9,12 @@ import {
     IDEMPOTENCY_KEY_HEADER,
     MIN_DATASTORE_SIZE_IN_BYTES,
     type ResizeDatastoreRequest,
-} from "../wire";
+    UUID_PATTERN,
+} from "../tasks/wire";
 import { badRequest } from "./apiError";
 import { objectWithFields, requiredInteger, requiredString } from "./validation";
 
 const NAME = /^[A-Za-z0-9._-]{1,80}$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const PRINTABLE_ASCII = /^[\x20-\x7e]{1,255}$/;
 
 const CREATE_FIELDS = ["name", "hciClusterUuid", "clusterId", "sizeInBytes", "datastoreType"];
@@ -71,7 +71,7 @@ function datastoreName(name: string): string {
 }
 
 function uuid(value: string, field: string): string {
-    if (UUID.test(value)) return value;
+    if (UUID_PATTERN.test(value)) return value;
     throw badRequest(`${field} ${quote(value)} is not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, hexadecimal).`);
 }
 

@@ -10,7 +10,7 @@ import {
     TASK_TYPE,
     type TaskLogMessage,
     type TaskState,
-} from "../wire";
+} from "../tasks/wire";
 import type { TaskKind, TaskRecord } from "./records";
 
 /** The share of a task spent QUEUED. */

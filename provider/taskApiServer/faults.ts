@@ -1,8 +1,8 @@
 // The fault model: which injected fault a request gets, how a rate limit decides, and the seeded random
 // numbers that decide simulated task failures. Pure: no sockets, no timers; time comes in as numbers.
 
-import type { Fault, FaultMatch, FaultRule, FaultRuleRequest, FaultStatus, TaskShape } from "../wire";
 import { badRequest } from "./apiError";
+import type { Fault, FaultMatch, FaultRule, FaultRuleRequest, FaultStatus, TaskShape } from "./control";
 import {
     describeJson,
     type JsonObject,

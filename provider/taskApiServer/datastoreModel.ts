@@ -6,19 +6,19 @@
 // running, so a task's effect never races another's.
 
 import { createHash, randomUUID } from "node:crypto";
-import { type Filter, matchesFilter, sameUuid } from "../filter";
+import { type Filter, matchesFilter, sameUuid } from "../tasks/filter";
 import {
     type AsyncOperation,
     type CreateDatastoreRequest,
     DATASTORE_TYPE,
-    type Datastore,
+    type DatastoreRecord,
     datastoreUri,
     operationUri,
     type ResizeDatastoreRequest,
     type TaskError,
-    type TaskShape,
-} from "../wire";
+} from "../tasks/wire";
 import { ApiError, badRequest } from "./apiError";
+import type { TaskShape } from "./control";
 import type { IdempotencyRecord, TaskApiData, TaskKind, TaskPlan, TaskRecord } from "./records";
 import { advanceTask, formatSize, operationJson, taskName } from "./taskProgress";
 import { canonicalJson } from "./validation";
@@ -85,14 +85,14 @@ export class DatastoreModel {
      * update replaces a value in place, and the data file stores them in that order), which timestamps
      * alone cannot give when several share a millisecond.
      */
-    list(filter: Filter | undefined): Datastore[] {
+    list(filter: Filter | undefined): DatastoreRecord[] {
         return [...this.data.datastores.values()].filter(
             (datastore) => filter === undefined || matchesFilter(filter, datastore),
         );
     }
 
     /** One datastore, or undefined when there is none with that id (ids compare case-insensitively). */
-    get(id: string): Datastore | undefined {
+    get(id: string): DatastoreRecord | undefined {
         return this.data.datastores.get(id.toLowerCase());
     }
 
@@ -138,7 +138,7 @@ export class DatastoreModel {
                 );
             }
             const now = this.iso();
-            const datastore: Datastore = {
+            const datastore: DatastoreRecord = {
                 id: randomUUID(),
                 type: DATASTORE_TYPE,
                 name: request.name,
@@ -230,7 +230,7 @@ export class DatastoreModel {
 
     private startTask(
         kind: TaskKind,
-        datastore: Datastore,
+        datastore: DatastoreRecord,
         shape: TaskShape | undefined,
         extra: Pick<TaskRecord, "resizeToBytes" | "stateBefore"> = {},
     ): Accepted {
@@ -302,8 +302,8 @@ export class DatastoreModel {
     }
 
     private update(
-        datastore: Datastore,
-        change: Partial<Pick<Datastore, "state" | "sizeInBytes">>,
+        datastore: DatastoreRecord,
+        change: Partial<Pick<DatastoreRecord, "state" | "sizeInBytes">>,
         at = this.iso(),
     ): void {
         this.data.datastores.set(datastore.id, {
@@ -315,13 +315,13 @@ export class DatastoreModel {
         this.settings.onChange();
     }
 
-    private existing(id: string): Datastore {
+    private existing(id: string): DatastoreRecord {
         const datastore = this.get(id);
         if (!datastore) throw notFound(`there is no datastore with id ${JSON.stringify(id)}`);
         return datastore;
     }
 
-    private busy(datastore: Datastore, what: string): ApiError {
+    private busy(datastore: DatastoreRecord, what: string): ApiError {
         const task = [...this.data.tasks.values()].find(
             (candidate) => candidate.datastoreId === datastore.id && candidate.endedAtMs === undefined,
         );

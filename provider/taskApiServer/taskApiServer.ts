@@ -12,31 +12,34 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { seededRandom } from "../../shared/random";
-import { type Clock, type Sleep, systemClock, timerSleep } from "../../shared/time";
-import { parseFilter } from "../filter";
-import { FilterSyntaxError } from "../filterSyntaxError";
+import { seededRandom } from "../shared/random";
+import { messageOf } from "../shared/text";
+import { type Clock, type Sleep, systemClock, timerSleep } from "../shared/time";
+import { parseFilter } from "../tasks/filter";
+import { FilterSyntaxError } from "../tasks/filterSyntaxError";
 import {
     ASYNC_OPERATIONS_PATH,
     type AsyncOperation,
-    type ClockState,
     DATASTORES_PATH,
-    type Datastore,
     type DatastoreList,
+    type DatastoreRecord,
     type ErrorBody,
+    MAX_BODY_BYTES,
+    type TaskAccepted,
+} from "../tasks/wire";
+import { ApiError, badRequest } from "./apiError";
+import {
+    type ClockState,
     type Fault,
     type FaultRule,
     type FaultRuleList,
     type FaultRuleRequest,
-    MAX_BODY_BYTES,
     type RequestLogEntry,
     type RequestLogList,
-    type TaskAccepted,
     type TaskApiStats,
     type TaskShape,
     TEST_API_PATH,
-} from "../wire";
-import { ApiError, badRequest } from "./apiError";
+} from "./control";
 import { type Accepted, DatastoreModel, type Idempotency } from "./datastoreModel";
 import {
     FaultRules,
@@ -124,7 +127,7 @@ export interface TaskApiServer {
     /** Counters for assertions. */
     stats(): TaskApiStats;
     /** Every datastore as GET would answer it now, oldest first. */
-    datastores(): readonly Datastore[];
+    datastores(): readonly DatastoreRecord[];
     /** An operation as GET would answer it now, without counting a poll; undefined when unknown. */
     operation(id: string): AsyncOperation | undefined;
     /** Resolves once every change so far is in the data file. */
@@ -342,7 +345,7 @@ class TaskApiHttpServer implements TaskApiServer {
         };
     }
 
-    datastores(): readonly Datastore[] {
+    datastores(): readonly DatastoreRecord[] {
         this.model.advance();
         return this.model.list(undefined);
     }
@@ -554,7 +557,7 @@ class TaskApiHttpServer implements TaskApiServer {
             };
         }
         this.options.onError?.(error);
-        const message = error instanceof Error ? error.message : String(error);
+        const message = messageOf(error);
         return json(500, { error: "internal_error", message: `the server failed: ${message}` } satisfies ErrorBody);
     }
 
@@ -685,7 +688,7 @@ function jsonBody(request: Request): unknown {
     try {
         return JSON.parse(request.body.toString("utf8"));
     } catch (error) {
-        throw badRequest(`the body is not valid JSON: ${error instanceof Error ? error.message : String(error)}.`);
+        throw badRequest(`the body is not valid JSON: ${messageOf(error)}.`);
     }
 }
 

@@ -1,8 +1,10 @@
+import { LifecycleError } from "../shared/lifecycleError";
+
 /**
  * The data file exists but is not one this server wrote (or is damaged). The server refuses to start
  * rather than overwrite it.
  */
-export class DataFileError extends Error {
+export class DataFileError extends LifecycleError {
     override readonly name = "DataFileError";
 
     constructor(

@@ -2,7 +2,7 @@
 // field (as a path such as `fault.task.durationMs`) and the problem, so a client's author can fix the
 // request from the message alone.
 
-import { quote } from "../../shared/text";
+import { quote } from "../shared/text";
 import { badRequest } from "./apiError";
 
 /** A decoded JSON object. */

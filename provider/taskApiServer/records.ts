@@ -2,7 +2,7 @@
 // kept as their wire JSON (wire.ts), which is all there is to know about them. Times are epoch
 // milliseconds of the server's clock.
 
-import type { Datastore, DatastoreState, TaskError } from "../wire";
+import type { DatastoreRecord, DatastoreState, TaskError } from "../tasks/wire";
 
 /** What a task does to its datastore when it succeeds. */
 export type TaskKind = "create" | "resize" | "delete";
@@ -50,7 +50,7 @@ export interface TaskApiCounters {
 
 /** Everything the server knows; the data file holds exactly this. */
 export interface TaskApiData {
-    readonly datastores: Map<string, Datastore>;
+    readonly datastores: Map<string, DatastoreRecord>;
     readonly tasks: Map<string, TaskRecord>;
     readonly idempotencyKeys: Map<string, IdempotencyRecord>;
     readonly counters: TaskApiCounters;

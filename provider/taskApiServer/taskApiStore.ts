@@ -7,9 +7,10 @@
 import { accessSync, constants, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import { codeOf, sweepTemporariesSync, writeFileAtomicSync } from "../../shared/files/atomicWrite";
-import { realPathSync } from "../../shared/files/realPath";
-import type { Datastore } from "../wire";
+import { sweepTemporariesSync, writeFileAtomicSync } from "../shared/files/atomicWrite";
+import { codeOf } from "../shared/files/errno";
+import { realPathSync } from "../shared/files/realPath";
+import type { DatastoreRecord } from "../tasks/wire";
 import { DataFileError } from "./dataFileError";
 import { DataFileUnwritableError } from "./dataFileUnwritableError";
 import { emptyData, type IdempotencyRecord, type TaskApiData, type TaskRecord } from "./records";
@@ -23,7 +24,7 @@ interface DataFile {
     readonly format: typeof FORMAT;
     readonly version: typeof VERSION;
     readonly counters: { readonly datastoresCreated: number; readonly tasksCreated: number };
-    readonly datastores: readonly Datastore[];
+    readonly datastores: readonly DatastoreRecord[];
     readonly tasks: readonly TaskRecord[];
     readonly idempotencyKeys: readonly IdempotencyRecord[];
 }
