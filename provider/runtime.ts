@@ -12,14 +12,14 @@
 import { appendFileSync } from "node:fs";
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { HostEntryProvider } from "./hosts/hostEntryProvider";
-import { HostsFileStore, type WriteEvent } from "./hosts/hostsFileStore";
+import { HostsFileStore, type WriteEvent } from "./hosts/io/hostsFileStore";
 import { exitWhenEngineGone } from "./shared/engineWatch";
-import type { ProviderKind } from "./shared/providerShim";
-import { TaskApiClient } from "./tasks/core/taskApiClient";
-import { DatastoreApi } from "./tasks/datastoreApi";
+import type { ProviderKind } from "./shared/forwardingProvider";
+import { TaskApiClient } from "./tasks/client/taskApiClient";
 import { DatastoreProvider } from "./tasks/datastoreProvider";
+import { TaskApiConfigError } from "./tasks/errors/taskApiConfigError";
+import { DatastoreApi } from "./tasks/io/datastoreApi";
 import { processContext, type TaskProcessContext } from "./tasks/processContext";
-import { TaskApiConfigError } from "./tasks/taskApiConfigError";
 
 const DEFAULT_LOCK_TIMEOUT_MS = 30_000;
 const STALE_LOCK_MS = 60_000;

@@ -6,8 +6,8 @@ import { strict as assert } from "node:assert";
 import { execFile } from "node:child_process";
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { HostsDocument } from "../provider/hosts/hostsDocument";
-import { planImport, renderImportProgram } from "../provider/hosts/importer";
+import { HostsDocument } from "../provider/hosts/logic/hostsDocument";
+import { planImport, renderImportProgram } from "../provider/hosts/logic/importer";
 import { runProgram, typeErrors } from "./support/generatedProgram";
 import { makeTempDir, REPO_ROOT, type TempDir } from "./support/projects";
 

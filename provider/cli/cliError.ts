@@ -1,4 +1,4 @@
-import { LifecycleError } from "../shared/lifecycleError";
+import { LifecycleError } from "../shared/errors/lifecycleError";
 
 /**
  * A failure the command line reports as one line on stderr, without a stack trace. Exit code 2 means

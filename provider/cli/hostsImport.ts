@@ -5,11 +5,11 @@
 import { writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { parseArgs } from "node:util";
-import { osHostsFile } from "../hosts/defaultFile";
-import { HostsFileError } from "../hosts/hostsFileError";
-import { planImport, renderImportProgram } from "../hosts/importer";
-import { addEntriesToState } from "../hosts/importState";
-import { readHostsFile } from "../hosts/readHostsFile";
+import { HostsFileError } from "../hosts/errors/hostsFileError";
+import { readHostsFile } from "../hosts/io/readHostsFile";
+import { osHostsFile } from "../hosts/logic/defaultFile";
+import { planImport, renderImportProgram } from "../hosts/logic/importer";
+import { addEntriesToState } from "../hosts/logic/importState";
 import { type ProviderKind, providerShim } from "../shared/providerShim";
 import { messageOf, quote, shellQuote } from "../shared/text";
 import { CliError } from "./cliError";

@@ -6,7 +6,7 @@ import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Deployment } from "../hosts/importState";
+import type { Deployment } from "../hosts/logic/importState";
 import { CliError } from "./cliError";
 
 /** What `pulumi stack export` prints. */

@@ -11,7 +11,7 @@ import type { RequestLogEntry } from "../taskApiServer/control";
 import { DataFileError } from "../taskApiServer/dataFileError";
 import { DataFileUnwritableError } from "../taskApiServer/dataFileUnwritableError";
 import { startTaskApiServer, type TaskApiServer, type TaskApiServerOptions } from "../taskApiServer/taskApiServer";
-import { DATASTORES_PATH } from "../tasks/wire";
+import { DATASTORES_PATH } from "../tasks/protocol/wire";
 import { CliError } from "./cliError";
 import type { CliIo, Command } from "./command";
 

@@ -5,7 +5,7 @@
 
 import * as pulumi from "@pulumi/pulumi";
 import { providerShim } from "../shared/providerShim";
-import { defaultHostsFile, HOSTS_FILE_CONFIG_KEY } from "./defaultFile";
+import { programDefaultFile } from "./io/programDefaultFile";
 import { HOST_ENTRY_MODULE, HOST_ENTRY_TYPE } from "./schema";
 
 /** The arguments of a `hosts.HostEntry`. */
@@ -80,10 +80,4 @@ export class HostEntry extends pulumi.dynamic.Resource {
         } as unknown as HostEntryArgs;
         return new HostEntry(name, props, { ...opts, id });
     }
-}
-
-/** The hosts file a program uses when `file` is not given: stack config, then HOSTS_FILE, then the OS file. */
-export function programDefaultFile(): string {
-    const [project, key] = HOSTS_FILE_CONFIG_KEY.split(":") as [string, string];
-    return defaultHostsFile(new pulumi.Config(project).get(key));
 }

@@ -12,9 +12,11 @@
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { readConfig } from "../shared/config";
 import { isUnknown } from "../shared/unknown";
-import { checkHostEntry } from "./check";
-import { defaultHostsFile, HOSTS_FILE_CONFIG_KEY } from "./defaultFile";
-import { diffHostEntry } from "./diff";
+import { EntryNotFoundError } from "./errors/entryNotFoundError";
+import type { HostsFileStore } from "./io/hostsFileStore";
+import { checkHostEntry } from "./logic/check";
+import { defaultHostsFile, HOSTS_FILE_CONFIG_KEY } from "./logic/defaultFile";
+import { diffHostEntry } from "./logic/diff";
 import {
     createEntry,
     deleteEntry,
@@ -25,9 +27,7 @@ import {
     parseId,
     readEntry,
     updateEntry,
-} from "./entries";
-import { EntryNotFoundError } from "./entryNotFoundError";
-import type { HostsFileStore } from "./hostsFileStore";
+} from "./logic/entries";
 import type { HostEntryInputs, HostEntryOutputs } from "./schema";
 
 /** Implements `pulumi-nodejs:dynamic/hosts:HostEntry` on top of a HostsFileStore. */

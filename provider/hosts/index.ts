@@ -1,15 +1,22 @@
 // The `hosts` namespace of the package.
 
-export type { AddressFamily } from "./address";
-export { AdoptMismatchError } from "./adoptMismatchError";
-export { HOSTS_FILE_CONFIG_KEY, osHostsFile } from "./defaultFile";
-export { EntryConflictError } from "./entryConflictError";
-export { EntryMissingError } from "./entryMissingError";
-export { EntryNotFoundError } from "./entryNotFoundError";
+export { AdoptMismatchError } from "./errors/adoptMismatchError";
+export { EntryConflictError } from "./errors/entryConflictError";
+export { EntryMissingError } from "./errors/entryMissingError";
+export { EntryNotFoundError } from "./errors/entryNotFoundError";
+export { HostsFileError } from "./errors/hostsFileError";
+export { HostsFileNotFoundError } from "./errors/hostsFileNotFoundError";
 export { HostEntry, type HostEntryArgs, type HostEntryState } from "./hostEntry";
-export { HostsDocument } from "./hostsDocument";
-export { HostsFileError } from "./hostsFileError";
-export { HostsFileNotFoundError } from "./hostsFileNotFoundError";
+export {
+    findHostEntries,
+    type HostEntryQuery,
+    type HostsFileEntry,
+    type ListHostEntriesOptions,
+    listHostEntries,
+} from "./io/lookup";
+export type { AddressFamily } from "./logic/address";
+export { HOSTS_FILE_CONFIG_KEY, osHostsFile } from "./logic/defaultFile";
+export { HostsDocument } from "./logic/hostsDocument";
 export {
     type ImportedEntry,
     type ImportedEntryArgs,
@@ -19,12 +26,5 @@ export {
     type RenderImportOptions,
     renderImportProgram,
     type SkippedLine,
-} from "./importer";
-export {
-    findHostEntries,
-    type HostEntryQuery,
-    type HostsFileEntry,
-    type ListHostEntriesOptions,
-    listHostEntries,
-} from "./lookup";
+} from "./logic/importer";
 export type { HostEntryInputs, HostEntryOutputs } from "./schema";

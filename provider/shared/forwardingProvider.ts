@@ -8,13 +8,15 @@ import type * as dynamic from "@pulumi/pulumi/dynamic";
 /** The resource kinds the runtime can serve. */
 export type ProviderKind = "hosts:HostEntry" | "tasks:Datastore";
 
+/** What `pulumi-lifecycle/runtime` offers the forwarding provider (see runtime.ts). */
+interface Runtime {
+    providerFor(kind: ProviderKind): Required<dynamic.ResourceProvider>;
+}
+
 /** A provider that forwards every operation to the package's runtime provider for `kind`. */
 export function forwardingProvider(kind: ProviderKind): dynamic.ResourceProvider {
     // Resolved by name in the provider process, from the Pulumi project; the type import is erased.
-    const load = () =>
-        (require("pulumi-lifecycle/runtime") as typeof import("../runtime")).providerFor(
-            kind,
-        ) as Required<dynamic.ResourceProvider>;
+    const load = () => (require("pulumi-lifecycle/runtime") as Runtime).providerFor(kind);
     return {
         configure: (request) => load().configure(request),
         check: (olds, news) => load().check(olds, news),

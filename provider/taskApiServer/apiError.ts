@@ -1,4 +1,4 @@
-import type { ErrorCode } from "../tasks/wire";
+import type { ErrorCode } from "../tasks/protocol/wire";
 
 /**
  * A request the API refuses, with the status, error code and sentence it answers. Thrown by validation and

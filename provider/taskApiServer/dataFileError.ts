@@ -1,4 +1,4 @@
-import { LifecycleError } from "../shared/lifecycleError";
+import { LifecycleError } from "../shared/errors/lifecycleError";
 
 /**
  * The data file exists but is not one this server wrote (or is damaged). The server refuses to start

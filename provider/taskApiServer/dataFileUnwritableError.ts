@@ -1,4 +1,4 @@
-import { LifecycleError } from "../shared/lifecycleError";
+import { LifecycleError } from "../shared/errors/lifecycleError";
 
 /**
  * The data file cannot be written where it was asked for (its directory is missing, not a directory, or

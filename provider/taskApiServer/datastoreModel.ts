@@ -6,7 +6,7 @@
 // running, so a task's effect never races another's.
 
 import { createHash, randomUUID } from "node:crypto";
-import { type Filter, matchesFilter, sameUuid } from "../tasks/filter";
+import { type Filter, matchesFilter, sameUuid } from "../tasks/protocol/filter";
 import {
     type AsyncOperation,
     type CreateDatastoreRequest,
@@ -16,7 +16,7 @@ import {
     operationUri,
     type ResizeDatastoreRequest,
     type TaskError,
-} from "../tasks/wire";
+} from "../tasks/protocol/wire";
 import { ApiError, badRequest } from "./apiError";
 import type { TaskShape } from "./control";
 import type { IdempotencyRecord, TaskApiData, TaskKind, TaskPlan, TaskRecord } from "./records";

@@ -2,7 +2,7 @@
 // kept as their wire JSON (wire.ts), which is all there is to know about them. Times are epoch
 // milliseconds of the server's clock.
 
-import type { DatastoreRecord, DatastoreState, TaskError } from "../tasks/wire";
+import type { DatastoreRecord, DatastoreState, TaskError } from "../tasks/protocol/wire";
 
 /** What a task does to its datastore when it succeeds. */
 export type TaskKind = "create" | "resize" | "delete";

@@ -10,7 +10,7 @@ import {
     MIN_DATASTORE_SIZE_IN_BYTES,
     type ResizeDatastoreRequest,
     UUID_PATTERN,
-} from "../tasks/wire";
+} from "../tasks/protocol/wire";
 import { badRequest } from "./apiError";
 import { objectWithFields, requiredInteger, requiredString } from "./validation";
 

@@ -15,8 +15,8 @@ import type { AddressInfo, Socket } from "node:net";
 import { seededRandom } from "../shared/random";
 import { messageOf } from "../shared/text";
 import { type Clock, type Sleep, systemClock, timerSleep } from "../shared/time";
-import { parseFilter } from "../tasks/filter";
-import { FilterSyntaxError } from "../tasks/filterSyntaxError";
+import { FilterSyntaxError } from "../tasks/errors/filterSyntaxError";
+import { parseFilter } from "../tasks/protocol/filter";
 import {
     ASYNC_OPERATIONS_PATH,
     type AsyncOperation,
@@ -26,7 +26,7 @@ import {
     type ErrorBody,
     MAX_BODY_BYTES,
     type TaskAccepted,
-} from "../tasks/wire";
+} from "../tasks/protocol/wire";
 import { ApiError, badRequest } from "./apiError";
 import {
     type ClockState,

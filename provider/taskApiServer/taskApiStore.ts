@@ -10,7 +10,7 @@ import { dirname } from "node:path";
 import { sweepTemporariesSync, writeFileAtomicSync } from "../shared/files/atomicWrite";
 import { codeOf } from "../shared/files/errno";
 import { realPathSync } from "../shared/files/realPath";
-import type { DatastoreRecord } from "../tasks/wire";
+import type { DatastoreRecord } from "../tasks/protocol/wire";
 import { DataFileError } from "./dataFileError";
 import { DataFileUnwritableError } from "./dataFileUnwritableError";
 import { emptyData, type IdempotencyRecord, type TaskApiData, type TaskRecord } from "./records";

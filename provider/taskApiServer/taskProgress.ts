@@ -10,7 +10,7 @@ import {
     TASK_TYPE,
     type TaskLogMessage,
     type TaskState,
-} from "../tasks/wire";
+} from "../tasks/protocol/wire";
 import type { TaskKind, TaskRecord } from "./records";
 
 /** The share of a task spent QUEUED. */

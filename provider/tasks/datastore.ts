@@ -8,8 +8,8 @@
 import * as pulumi from "@pulumi/pulumi";
 import { providerShim } from "../shared/providerShim";
 import { DATASTORE_MODULE, DATASTORE_TYPE_NAME } from "./datastoreSchema";
+import type { DatastoreState, DatastoreType } from "./protocol/wire";
 import { warnIfTokenInClear } from "./tokenWarning";
-import type { DatastoreState, DatastoreType } from "./wire";
 
 /** The arguments of a `tasks.Datastore`. */
 export interface DatastoreArgs {

@@ -14,20 +14,9 @@
 
 import { randomUUID } from "node:crypto";
 import type * as dynamic from "@pulumi/pulumi/dynamic";
+import { parseDuration } from "../shared/duration";
 import { messageOf } from "../shared/text";
-import { parseDuration } from "./core/duration";
-import { TaskApiError } from "./core/taskApiError";
-import { TaskFailedError } from "./core/taskFailedError";
-import { TaskInterruptedError } from "./core/taskInterruptedError";
-import { TaskWaitError } from "./core/taskWaitError";
-import { waitForTask } from "./core/waitForTask";
-import { createKey, MAX_CREATE_GENERATIONS, spentKeyBackoffMs } from "./createKeys";
-import { CreateTokenSpentError } from "./createTokenSpentError";
-import type { CallOptions, DatastoreApi } from "./datastoreApi";
-import { checkDatastore } from "./datastoreCheck";
-import { diffDatastore } from "./datastoreDiff";
-import { DatastoreExistsError } from "./datastoreExistsError";
-import { DatastoreMissingError } from "./datastoreMissingError";
+import { waitForTask } from "./client/waitForTask";
 import {
     type DatastoreInputs,
     type DatastoreOutputs,
@@ -35,6 +24,19 @@ import {
     formatNaturalKeyId,
     type NaturalKey,
 } from "./datastoreSchema";
+import { CreateTokenSpentError } from "./errors/createTokenSpentError";
+import { DatastoreExistsError } from "./errors/datastoreExistsError";
+import { DatastoreMissingError } from "./errors/datastoreMissingError";
+import { PartialStateError } from "./errors/partialStateError";
+import { TaskApiContractError } from "./errors/taskApiContractError";
+import { TaskApiError } from "./errors/taskApiError";
+import { TaskFailedError } from "./errors/taskFailedError";
+import { TaskInterruptedError } from "./errors/taskInterruptedError";
+import { TaskWaitError } from "./errors/taskWaitError";
+import type { CallOptions, DatastoreApi } from "./io/datastoreApi";
+import { createKey, MAX_CREATE_GENERATIONS, spentKeyBackoffMs } from "./logic/createKeys";
+import { checkDatastore } from "./logic/datastoreCheck";
+import { diffDatastore } from "./logic/datastoreDiff";
 import {
     adopted,
     createRequestOf,
@@ -46,12 +48,10 @@ import {
     type RawInputs,
     refreshed,
     single,
-} from "./datastoreState";
-import { PartialStateError } from "./partialStateError";
+} from "./logic/datastoreState";
 import type { TaskProcessContext } from "./processContext";
-import { TaskApiContractError } from "./taskApiContractError";
+import { type AsyncOperation, DATASTORE_TYPE, type DatastoreRecord, operationUri } from "./protocol/wire";
 import { settingsFrom, type TaskApiSettings } from "./taskApiSettings";
-import { type AsyncOperation, DATASTORE_TYPE, type DatastoreRecord, operationUri } from "./wire";
 
 const DEFAULT_TIMEOUT_MS = 20 * 60_000;
 /** Implements `pulumi-nodejs:dynamic/tasks:Datastore`. */

@@ -1,6 +1,6 @@
 // The resolved shapes of a tasks.Datastore, shared by the program side and the provider side.
 
-import type { DatastoreState, DatastoreType } from "./wire";
+import type { DatastoreState, DatastoreType } from "./protocol/wire";
 
 /** Per-operation time limits, as duration strings ("30m", "1h30m"). */
 export interface DatastoreTimeouts {

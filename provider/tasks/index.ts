@@ -1,20 +1,20 @@
 // The `tasks` namespace of the package.
 
-export { CrossOriginError } from "./core/crossOriginError";
-export { MalformedResponseError } from "./core/malformedResponseError";
-export { TaskApiError } from "./core/taskApiError";
-export { TaskApiUnreachableError } from "./core/taskApiUnreachableError";
-export { TaskDeadlineError } from "./core/taskDeadlineError";
-export { TaskFailedError } from "./core/taskFailedError";
-export { TaskInterruptedError } from "./core/taskInterruptedError";
-export { TaskPollingError } from "./core/taskPollingError";
-export { CreateTokenSpentError } from "./createTokenSpentError";
 export { Datastore, type DatastoreArgs } from "./datastore";
-export { DatastoreAdoptMismatchError } from "./datastoreAdoptMismatchError";
-export { DatastoreExistsError } from "./datastoreExistsError";
-export { DatastoreIdError } from "./datastoreIdError";
-export { DatastoreMissingError } from "./datastoreMissingError";
 export type { DatastoreInputs, DatastoreOutputs, DatastoreTimeouts } from "./datastoreSchema";
-export { TaskApiConfigError } from "./taskApiConfigError";
-export { TaskApiContractError } from "./taskApiContractError";
-export type { DatastoreState, DatastoreType } from "./wire";
+export { CreateTokenSpentError } from "./errors/createTokenSpentError";
+export { CrossOriginError } from "./errors/crossOriginError";
+export { DatastoreAdoptMismatchError } from "./errors/datastoreAdoptMismatchError";
+export { DatastoreExistsError } from "./errors/datastoreExistsError";
+export { DatastoreIdError } from "./errors/datastoreIdError";
+export { DatastoreMissingError } from "./errors/datastoreMissingError";
+export { MalformedResponseError } from "./errors/malformedResponseError";
+export { TaskApiConfigError } from "./errors/taskApiConfigError";
+export { TaskApiContractError } from "./errors/taskApiContractError";
+export { TaskApiError } from "./errors/taskApiError";
+export { TaskApiUnreachableError } from "./errors/taskApiUnreachableError";
+export { TaskDeadlineError } from "./errors/taskDeadlineError";
+export { TaskFailedError } from "./errors/taskFailedError";
+export { TaskInterruptedError } from "./errors/taskInterruptedError";
+export { TaskPollingError } from "./errors/taskPollingError";
+export type { DatastoreState, DatastoreType } from "./protocol/wire";

@@ -3,8 +3,8 @@
 
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { readConfig } from "../shared/config";
-import { DEFAULT_POLL_SCHEDULE, type PollSchedule } from "./core/pollSchedule";
-import { TaskApiConfigError } from "./taskApiConfigError";
+import { DEFAULT_POLL_SCHEDULE, type PollSchedule } from "./client/pollSchedule";
+import { TaskApiConfigError } from "./errors/taskApiConfigError";
 
 /** The config keys and environment variables the provider reads. */
 export const TASK_CONFIG = {

@@ -74,7 +74,7 @@ const PRELUDE = `
 
 const OURS = `${PRELUDE}
     const { HostEntryProvider } = require(${dist("hosts/hostEntryProvider.js")});
-    const { HostsFileStore } = require(${dist("hosts/hostsFileStore.js")});
+    const { HostsFileStore } = require(${dist("hosts/io/hostsFileStore.js")});
     const store = new HostsFileStore({ lock: { timeoutMs: 30000, staleMs: 60000 } });
     const provider = new HostEntryProvider(store);
     (async () => {
@@ -142,7 +142,7 @@ const HOSTILE = `${PRELUDE}
 
 const IDLE = `
     require(${dist("hosts/hostEntryProvider.js")});
-    require(${dist("hosts/hostsFileStore.js")});
+    require(${dist("hosts/io/hostsFileStore.js")});
     process.stdout.write(JSON.stringify({ peakMb: process.resourceUsage().maxRSS / 1024 }));
 `;
 

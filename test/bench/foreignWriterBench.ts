@@ -10,7 +10,7 @@ import { spawn } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { HostEntryProvider } from "../../provider/hosts/hostEntryProvider";
-import { HostsFileStore } from "../../provider/hosts/hostsFileStore";
+import { HostsFileStore } from "../../provider/hosts/io/hostsFileStore";
 import type { HostEntryInputs } from "../../provider/hosts/schema";
 import { fixture } from "../support/hostsFixtures";
 import { makeProject } from "../support/projects";

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { promisify } from "node:util";
 import { serializeFunction } from "@pulumi/pulumi/runtime/closure/serializeClosure";
-import { HostsDocument } from "../../provider/hosts/hostsDocument";
+import { HostsDocument } from "../../provider/hosts/logic/hostsDocument";
 import { createHostEntry, numberedEntry } from "../support/hostEntryClient";
 import { fixture } from "../support/hostsFixtures";
 import { makeProject, REPO_ROOT } from "../support/projects";
@@ -92,7 +92,7 @@ export async function benchInProcess(n: number): Promise<HostsRun> {
     const dist = (path: string) => JSON.stringify(join(REPO_ROOT, "dist", "hosts", path));
     const script = `
         const { HostEntryProvider } = require(${dist("hostEntryProvider.js")});
-        const { HostsFileStore } = require(${dist("hostsFileStore.js")});
+        const { HostsFileStore } = require(${dist("io/hostsFileStore.js")});
         const { performance } = require("node:perf_hooks");
         let writes = 0;
         const store = new HostsFileStore({ lock: { timeoutMs: 30000, staleMs: 60000 }, onWrite: () => writes++ });

@@ -7,7 +7,7 @@
 import { performance } from "node:perf_hooks";
 import { seededRandom } from "../../provider/shared/random";
 import { startTaskApiServer } from "../../provider/taskApiServer/taskApiServer";
-import { ASYNC_OPERATIONS_PATH } from "../../provider/tasks/wire";
+import { ASYNC_OPERATIONS_PATH } from "../../provider/tasks/protocol/wire";
 import { CLUSTER, GIB, HCI, TOKEN } from "../support/datastoreFixture";
 import { makeProject } from "../support/projects";
 import { ProviderServer } from "../support/providerServer";

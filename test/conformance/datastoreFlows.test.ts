@@ -11,7 +11,7 @@ import { join } from "node:path";
 import * as random from "@pulumi/random";
 import { tasks } from "pulumi-lifecycle";
 import { startTaskApiServer, type TaskApiServer } from "../../provider/taskApiServer/taskApiServer";
-import { ASYNC_OPERATIONS_PATH, DATASTORES_PATH } from "../../provider/tasks/wire";
+import { ASYNC_OPERATIONS_PATH, DATASTORES_PATH } from "../../provider/tasks/protocol/wire";
 import { Harness, type RunResult } from "../harness/harness";
 import { CLUSTER, GIB, HCI, TOKEN } from "../support/datastoreFixture";
 import { makeProject, type TempDir } from "../support/projects";

@@ -6,8 +6,8 @@
 import { strict as assert } from "node:assert";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { HostsDocument } from "../../provider/hosts/hostsDocument";
-import { type ImportPlan, planImport } from "../../provider/hosts/importer";
+import { HostsDocument } from "../../provider/hosts/logic/hostsDocument";
+import { type ImportPlan, planImport } from "../../provider/hosts/logic/importer";
 import { makeProject, type TempDir } from "../support/projects";
 import { ProviderCallError, ProviderServer } from "../support/providerServer";
 import { serializedProvider } from "../support/serializedProvider";

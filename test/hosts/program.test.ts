@@ -5,7 +5,7 @@
 import { strict as assert } from "node:assert";
 import * as pulumi from "@pulumi/pulumi";
 import { hosts } from "../../provider";
-import { osHostsFile } from "../../provider/hosts/defaultFile";
+import { osHostsFile } from "../../provider/hosts/logic/defaultFile";
 
 interface Registered {
     type: string;

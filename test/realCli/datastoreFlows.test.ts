@@ -9,7 +9,7 @@ import { strict as assert } from "node:assert";
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { startTaskApiServer, type TaskApiServer } from "../../provider/taskApiServer/taskApiServer";
-import { ASYNC_OPERATIONS_PATH, DATASTORES_PATH } from "../../provider/tasks/wire";
+import { ASYNC_OPERATIONS_PATH, DATASTORES_PATH } from "../../provider/tasks/protocol/wire";
 import { assertOk, CliProject, type CliRun, type ResourceSpec, type StateResource } from "../support/cliProject";
 import { CLUSTER, GIB, HCI, TOKEN } from "../support/datastoreFixture";
 import { type PulumiCli, requirePulumiCli } from "../support/pulumiCli";

@@ -3,8 +3,8 @@
 // do) from one it did not expect; and the task API server's errors are not part of the package's API.
 
 import { strict as assert } from "node:assert";
-import * as lifecycle from "../../provider/index";
-import { LifecycleError } from "../../provider/shared/lifecycleError";
+import * as lifecycle from "../../provider";
+import { LifecycleError } from "../../provider/shared/errors/lifecycleError";
 
 function exportedErrorClasses(namespace: Record<string, unknown>): [string, unknown][] {
     return Object.entries(namespace).filter(([name, value]) => name.endsWith("Error") && typeof value === "function");

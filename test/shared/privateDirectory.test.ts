@@ -7,8 +7,8 @@ import { strict as assert } from "node:assert";
 import { createHash } from "node:crypto";
 import { chmod, lstat, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { createEntry } from "../../provider/hosts/entries";
-import { HostsFileStore } from "../../provider/hosts/hostsFileStore";
+import { HostsFileStore } from "../../provider/hosts/io/hostsFileStore";
+import { createEntry } from "../../provider/hosts/logic/entries";
 import { fallbackLockPathFor } from "../../provider/shared/files/fileLock";
 import { makeTempDir, REPO_ROOT, type TempDir } from "../support/projects";
 import { bindMount, canBindMount, isRoot, NOBODY, runUnprivileged, skipBecause, useTmpdir } from "../support/system";
@@ -89,8 +89,8 @@ describe("what the package writes under $TMPDIR", () => {
         const dist = (path: string) => JSON.stringify(join(REPO_ROOT, "dist", path));
         const lockPath = await runUnprivileged(
             `process.env.TMPDIR = ${JSON.stringify(tmp)};
-            const { HostsFileStore } = require(${dist("hosts/hostsFileStore.js")});
-            const { createEntry } = require(${dist("hosts/entries.js")});
+            const { HostsFileStore } = require(${dist("hosts/io/hostsFileStore.js")});
+            const { createEntry } = require(${dist("hosts/logic/entries.js")});
             const { fallbackLockPathFor } = require(${dist("shared/files/fileLock.js")});
             const file = ${JSON.stringify(target)};
             new HostsFileStore({ lock: { timeoutMs: 5000, staleMs: 60000 } })

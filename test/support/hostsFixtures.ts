@@ -3,7 +3,7 @@
 
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { HostsDocument } from "../../provider/hosts/hostsDocument";
+import { HostsDocument } from "../../provider/hosts/logic/hostsDocument";
 
 /** The fixtures under test/hosts/fixtures, by name (`debian` is `debian.hosts`). */
 export const FIXTURE_NAMES = ["debian", "macos", "windows", "docker", "messy"] as const;

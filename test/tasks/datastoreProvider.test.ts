@@ -9,7 +9,7 @@ import { strict as assert } from "node:assert";
 import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { ASYNC_OPERATIONS_PATH, DATASTORES_PATH } from "../../provider/tasks/wire";
+import { ASYNC_OPERATIONS_PATH, DATASTORES_PATH } from "../../provider/tasks/protocol/wire";
 import {
     CLUSTER,
     type DatastoreFixture,

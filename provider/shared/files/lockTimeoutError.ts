@@ -1,4 +1,4 @@
-import { LifecycleError } from "../lifecycleError";
+import { LifecycleError } from "../errors/lifecycleError";
 import type { LockHolder } from "./fileLock";
 
 /** The lock on a file stayed held by someone else for longer than the bounded wait. */

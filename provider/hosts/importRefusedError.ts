@@ -1,6 +1,0 @@
-import { LifecycleError } from "../shared/lifecycleError";
-
-/** `hosts import --stack` would make the stack's state wrong; nothing was imported. Says what to do. */
-export class ImportRefusedError extends LifecycleError {
-    override readonly name = "ImportRefusedError";
-}

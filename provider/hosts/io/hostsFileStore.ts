@@ -1,0 +1,281 @@
+// All hosts-file I/O goes through here.
+//
+// Operations on one file are queued; those that arrive together (the engine runs up to 16 at once in one
+// provider process) form a batch that takes the cross-process lock once, reads and parses the file once,
+// applies every edit in memory, and writes once, atomically. Reads in a batch see the file as it was
+// before the batch's edits. A failing edit affects only its own caller; a failing write fails every edit
+// of the batch and leaves the file as it was.
+
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
+import {
+    signatureOf,
+    sweepTemporariesSync,
+    type WriteMethod,
+    writeFileAtomicSync,
+} from "../../shared/files/atomicWrite";
+import { codeOf } from "../../shared/files/errno";
+import { acquireFileLock, type HeldLock, type LockOptions } from "../../shared/files/fileLock";
+import { recoverInPlaceWriteSync } from "../../shared/files/inPlaceBackup";
+import { LockTimeoutError } from "../../shared/files/lockTimeoutError";
+import { readWholeSync } from "../../shared/files/readWhole";
+import { realPathSync } from "../../shared/files/realPath";
+import { HostsFileError } from "../errors/hostsFileError";
+import { HostsDocument } from "../logic/hostsDocument";
+
+/** Reported after each write: the benchmark and `PULUMI_LIFECYCLE_TRACE` count these. */
+export interface WriteEvent {
+    readonly file: string;
+    /** How many queued edits this one write carried. */
+    readonly edits: number;
+    readonly bytes: number;
+    readonly method: WriteMethod;
+}
+
+/** Settings of a store. */
+export interface HostsFileStoreOptions {
+    readonly lock: LockOptions;
+    /** Line ending for a file that does not exist yet or has no line to copy one from. */
+    readonly newFileEnding?: "\n" | "\r\n";
+    readonly onWrite?: (event: WriteEvent) => void;
+}
+
+/** Applies its edits to the document and returns what to answer once they are on disk. */
+export type EditThenAnswer<T> = (doc: HostsDocument) => () => T;
+
+interface Pending {
+    readonly kind: "read" | "edit";
+    readonly run: (doc: HostsDocument) => () => unknown;
+    readonly resolve: (value: unknown) => void;
+    readonly reject: (error: unknown) => void;
+}
+
+interface FileQueue {
+    pending: Pending[];
+    draining: boolean;
+    /** The document as last read or written, valid while the file's signature is unchanged. */
+    cache: { doc: HostsDocument; signature: string } | undefined;
+    swept: boolean;
+}
+
+/**
+ * How often a batch is computed and written before giving up when a writer that ignores our lock keeps
+ * changing the file between our read and our rename (each attempt is one read, one parse and one write).
+ */
+const MAX_ATTEMPTS = 10;
+
+/** Edited lines a cached document may carry before the next batch parses the written bytes instead. */
+const REBASE_AFTER_EDITED_LINES = 256;
+
+/** Serializes, coalesces and persists the operations on hosts files of one process. */
+export class HostsFileStore {
+    private readonly queues = new Map<string, FileQueue>();
+
+    constructor(private readonly options: HostsFileStoreOptions) {}
+
+    /** Reads the current document of `file` (relative paths resolve against the working directory). */
+    read<T>(file: string, view: (doc: HostsDocument) => T): Promise<T> {
+        return this.enqueue(file, "read", (doc) => {
+            const value = view(doc);
+            return () => value;
+        });
+    }
+
+    /** Applies `edit` to the document of `file` and persists it together with the edits queued beside it. */
+    edit<T>(file: string, edit: EditThenAnswer<T>): Promise<T> {
+        return this.enqueue(file, "edit", edit);
+    }
+
+    /** The real path behind `file`: symlinks followed, so the target is written and the link kept. */
+    realPath(file: string): string {
+        try {
+            return realPathSync(file);
+        } catch (error) {
+            throw new HostsFileError(resolve(file), "read", error);
+        }
+    }
+
+    private enqueue<T>(file: string, kind: Pending["kind"], run: EditThenAnswer<T>): Promise<T> {
+        // Keyed synchronously by the absolute path, so operations issued in one turn share a batch; the
+        // real path (symlinks followed) is resolved by the batch itself.
+        const key = resolve(file);
+        let queue = this.queues.get(key);
+        if (!queue) {
+            queue = { pending: [], draining: false, cache: undefined, swept: false };
+            this.queues.set(key, queue);
+        }
+        const result = new Promise<T>((resolve, reject) => {
+            queue.pending.push({ kind, run, resolve: resolve as (value: unknown) => void, reject });
+        });
+        if (!queue.draining) void this.drain(key, queue);
+        return result;
+    }
+
+    private async drain(file: string, queue: FileQueue): Promise<void> {
+        queue.draining = true;
+        // Let operations that arrived in the same turn of the event loop join this batch.
+        await new Promise((resolve) => setImmediate(resolve));
+        while (queue.pending.length > 0) {
+            const batch = queue.pending.splice(0);
+            await this.runBatch(file, queue, batch).catch((error) => {
+                queue.cache = undefined;
+                for (const op of batch) op.reject(error);
+            });
+        }
+        queue.draining = false;
+    }
+
+    private async runBatch(file: string, queue: FileQueue, batch: Pending[]): Promise<void> {
+        const real = this.realPath(file);
+        const reads = batch.filter((op) => op.kind === "read");
+        const edits = batch.filter((op) => op.kind === "edit");
+        if (edits.length === 0) {
+            const { doc } = await this.load(real, queue);
+            for (const op of reads) settle(op, () => op.run(doc)());
+            return;
+        }
+        const lock = await this.lock(real);
+        let answer: () => void;
+        try {
+            answer = await this.applyEdits(real, queue, reads, edits);
+        } finally {
+            await lock.release().catch(() => undefined);
+        }
+        // Answer only once the lock is gone: a provider stopped right after its last answer leaves none behind.
+        answer();
+    }
+
+    /** Applies a batch under the lock; returns how to answer its operations. */
+    private async applyEdits(real: string, queue: FileQueue, reads: Pending[], edits: Pending[]): Promise<() => void> {
+        if (!queue.swept) {
+            sweepTemporariesSync(real);
+            queue.swept = true;
+        }
+        // An in-place write that a crash cut short left the file torn and its backup behind: restore it
+        // before anything reads the file. (Under the lock, so a live writer's backup is never taken.)
+        if (recoverInPlace(real)) queue.cache = undefined;
+        let loaded = await this.load(real, queue);
+        const readOutcomes = reads.map((op) => applyToDocument(op, loaded.doc));
+        for (let attempt = 1; ; attempt++) {
+            const revision = loaded.doc.revision;
+            const outcomes = edits.map((op) => applyToDocument(op, loaded.doc));
+            if (loaded.doc.revision === revision) return () => answerAll([...readOutcomes, ...outcomes]);
+            const applied = outcomes.filter((outcome) => outcome.finish !== undefined).length;
+            const failure = await this.write(real, queue, loaded.doc, applied, loaded.signature).then(
+                () => undefined,
+                (error: unknown) => ({ error }),
+            );
+            if (failure && codeOf(failure.error) === "ECHANGED" && attempt < MAX_ATTEMPTS) {
+                // A writer that ignores our lock changed the file between our read and our rename: nothing
+                // was written; redo the edits on its version.
+                loaded = await this.load(real, queue);
+                continue;
+            }
+            if (failure) {
+                return () => {
+                    answerAll(readOutcomes);
+                    for (const { op, finish, error } of outcomes) op.reject(finish ? failure.error : error);
+                };
+            }
+            return () => answerAll([...readOutcomes, ...outcomes]);
+        }
+    }
+
+    private async lock(real: string): Promise<HeldLock> {
+        try {
+            return await acquireFileLock(real, this.options.lock);
+        } catch (error) {
+            if (error instanceof LockTimeoutError) throw error;
+            throw new HostsFileError(real, "lock", error);
+        }
+    }
+
+    private async load(real: string, queue: FileQueue): Promise<{ doc: HostsDocument; signature: string }> {
+        const signature = currentSignature(real);
+        if (queue.cache && queue.cache.signature === signature) return queue.cache;
+        const ending = this.options.newFileEnding ?? "\n";
+        queue.cache =
+            signature === ""
+                ? { doc: HostsDocument.parse(new Uint8Array(), ending), signature }
+                : await readDocument(real, ending);
+        return queue.cache;
+    }
+
+    /** Writes `doc`, unless the file is no longer the one whose `signature` it was read with. */
+    private async write(
+        real: string,
+        queue: FileQueue,
+        doc: HostsDocument,
+        edits: number,
+        signature: string,
+    ): Promise<void> {
+        const data = doc.toBuffer();
+        try {
+            const outcome = writeFileAtomicSync(real, data, signature);
+            // The document now says what the file says; later batches edit it further. Once its edited
+            // lines (which searches and serializing visit one by one) are many, the next batch starts from
+            // the bytes written instead, so a batch never costs more than what it touches plus one pass.
+            const next =
+                doc.editedLines > REBASE_AFTER_EDITED_LINES
+                    ? HostsDocument.parse(data, this.options.newFileEnding ?? "\n", doc.lineCount)
+                    : doc;
+            queue.cache = { doc: next, signature: outcome.signature };
+            this.options.onWrite?.({ file: real, edits, bytes: data.length, method: outcome.method });
+        } catch (error) {
+            queue.cache = undefined;
+            throw new HostsFileError(real, "write", error);
+        }
+    }
+}
+
+function recoverInPlace(real: string): boolean {
+    try {
+        return recoverInPlaceWriteSync(real);
+    } catch (error) {
+        throw new HostsFileError(real, "write", error);
+    }
+}
+
+/** Reads and parses the file; the signature belongs to the bytes read. */
+async function readDocument(real: string, ending: "\n" | "\r\n"): Promise<{ doc: HostsDocument; signature: string }> {
+    try {
+        const { bytes, signature } = readWholeSync(real);
+        return { doc: HostsDocument.parse(bytes, ending), signature };
+    } catch (error) {
+        throw new HostsFileError(real, "read", error);
+    }
+}
+
+/** `dev:ino:size:mtime` of the file, or "" when it does not exist. */
+function currentSignature(real: string): string {
+    try {
+        return signatureOf(statSync(real, { bigint: true }));
+    } catch (error) {
+        if (codeOf(error) === "ENOENT") return "";
+        throw new HostsFileError(real, "read", error);
+    }
+}
+
+/** Runs an operation on the document now; its answer is given later, by `answerAll`. */
+function applyToDocument(op: Pending, doc: HostsDocument): { op: Pending; finish?: () => unknown; error?: unknown } {
+    try {
+        return { op, finish: op.run(doc) };
+    } catch (error) {
+        return { op, error };
+    }
+}
+
+function answerAll(outcomes: { op: Pending; finish?: () => unknown; error?: unknown }[]): void {
+    for (const { op, finish, error } of outcomes) {
+        if (finish) settle(op, finish);
+        else op.reject(error);
+    }
+}
+
+function settle(op: Pending, answer: () => unknown): void {
+    try {
+        op.resolve(answer());
+    } catch (error) {
+        op.reject(error);
+    }
+}

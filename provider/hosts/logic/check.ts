@@ -1,0 +1,131 @@
+// Pure validation and normalization of HostEntry inputs (the provider's `check`). Anything that could
+// break a hosts file (whitespace or "#" in an address or name, a line break or control character in a
+// comment or path) is refused here, so no later step ever writes unvalidated input.
+
+import type * as dynamic from "@pulumi/pulumi/dynamic";
+import { describeCharacter, INVISIBLE, quote } from "../../shared/text";
+import { isUnknown } from "../../shared/unknown";
+import type { HostEntryInputs } from "../schema";
+import { addressFamily, canonicalAddress } from "./address";
+import { foldCase, hostnameProblem } from "./hostname";
+
+/** Normalized inputs (unknown values passed through untouched) and every failure found. */
+export interface CheckOutcome {
+    inputs: HostEntryInputs;
+    failures: dynamic.CheckFailure[];
+}
+
+/**
+ * Control characters, the Unicode line and paragraph separators some tools treat as line breaks, and
+ * every character that shows nothing: format characters (bidi overrides, zero-width spaces and
+ * joiners), the Hangul fillers, the combining grapheme joiner and variation selectors. Any of them can
+ * make a line read as something else in an editor, or hide text in it.
+ */
+const LINE_BREAKING_OR_CONTROL = new RegExp(`[\\p{Cc}\\p{Cf}\\u2028\\u2029\\u0085]|${INVISIBLE.source}`, "u");
+
+/**
+ * Validates and normalizes raw HostEntry inputs. `defaultFile` supplies the hosts file when `file` is
+ * absent (stack config, then HOSTS_FILE, then the OS file). Unknown values (preview) are not validated.
+ */
+export function checkHostEntry(news: Record<string, unknown>, defaultFile: () => string): CheckOutcome {
+    const failures: dynamic.CheckFailure[] = [];
+    const fail = (property: string, reason: string) => failures.push({ property, reason });
+
+    const address = checkAddress(news.address, fail);
+    const names = checkNames(news.names, fail);
+    const comment = checkComment(news.comment, fail);
+    const file = checkFile(news.file ?? defaultFile(), fail);
+    const adopt = news.adopt ?? false;
+    if (typeof adopt !== "boolean" && !isUnknown(adopt)) fail("adopt", `must be true or false, not ${typeOf(adopt)}`);
+
+    const inputs: HostEntryInputs = { address, names, file, adopt: adopt as boolean };
+    if (comment !== undefined) inputs.comment = comment;
+    return { inputs, failures };
+}
+
+function checkAddress(value: unknown, fail: (property: string, reason: string) => void): string {
+    if (isUnknown(value)) return value as string;
+    if (typeof value !== "string") {
+        fail("address", `must be an IPv4 or IPv6 address string, not ${typeOf(value)}`);
+        return "";
+    }
+    const whitespace = [...value].find((c) => /\s/u.test(c) || LINE_BREAKING_OR_CONTROL.test(c));
+    if (whitespace !== undefined) {
+        fail("address", `${quote(value)} contains ${describeCharacter(whitespace)}; write the address alone`);
+        return value;
+    }
+    if (!addressFamily(value)) {
+        fail("address", `${quote(value)} is not an IPv4 or IPv6 address; hostnames belong in "names"`);
+        return value;
+    }
+    return canonicalAddress(value);
+}
+
+function checkNames(value: unknown, fail: (property: string, reason: string) => void): string[] {
+    if (isUnknown(value)) return value as unknown as string[];
+    if (!Array.isArray(value)) {
+        fail("names", `must be a list of hostnames (canonical name first), not ${typeOf(value)}`);
+        return [];
+    }
+    if (value.length === 0) {
+        fail("names", "must hold at least one hostname; the first is the canonical name");
+        return [];
+    }
+    const seen = new Map<string, number>();
+    return value.map((name: unknown, index) => {
+        const property = `names[${index}]`;
+        if (isUnknown(name)) return name as string;
+        if (typeof name !== "string") {
+            fail(property, `must be a hostname string, not ${typeOf(name)}`);
+            return "";
+        }
+        const problem = hostnameProblem(name);
+        if (problem) {
+            fail(property, problem);
+            return name;
+        }
+        const lower = foldCase(name);
+        const first = seen.get(lower);
+        if (first !== undefined) {
+            fail(property, `${quote(name)} repeats names[${first}] (hostnames are case-insensitive)`);
+        } else {
+            seen.set(lower, index);
+        }
+        return lower;
+    });
+}
+
+function checkComment(value: unknown, fail: (property: string, reason: string) => void): string | undefined {
+    if (value === undefined || value === null || isUnknown(value)) return (value ?? undefined) as string | undefined;
+    if (typeof value !== "string") {
+        fail("comment", `must be a string, not ${typeOf(value)}`);
+        return undefined;
+    }
+    const bad = [...value].find((c) => LINE_BREAKING_OR_CONTROL.test(c));
+    if (bad !== undefined) {
+        fail("comment", `contains ${describeCharacter(bad)}; a comment must be a single line of printable text`);
+        return undefined;
+    }
+    const trimmed = value.trim();
+    return trimmed.length > 0 ? trimmed : undefined;
+}
+
+function checkFile(value: unknown, fail: (property: string, reason: string) => void): string {
+    if (isUnknown(value)) return value as string;
+    if (typeof value !== "string" || value.length === 0) {
+        fail("file", `must be the path of a hosts file, not ${typeOf(value)}`);
+        return "";
+    }
+    const bad = [...value].find((c) => LINE_BREAKING_OR_CONTROL.test(c));
+    if (bad !== undefined) fail("file", `${quote(value)} contains ${describeCharacter(bad)}`);
+    return value;
+}
+
+function typeOf(value: unknown): string {
+    if (value === undefined) return "missing (it is required)";
+    if (value === null) return "null";
+    if (Array.isArray(value)) return "a list";
+    if (typeof value === "string") return value === "" ? "an empty string" : `the string ${quote(value)}`;
+    if (typeof value === "object") return "an object";
+    return `the ${typeof value} ${String(value)}`;
+}

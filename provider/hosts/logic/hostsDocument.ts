@@ -1,0 +1,463 @@
+// Pure, lossless model of a hosts file.
+//
+// The file is held as a "binary string" (latin1: one character per byte), so every byte of every line we
+// do not own survives a round trip exactly: invalid UTF-8, tabs, runs of spaces, inline comments, CRLF or
+// LF endings, a missing final newline and a BOM. Only text we write ourselves is converted from UTF-8.
+// Edits never shift other lines' bytes: a rewrite replaces one line's text, a removal drops one line with
+// its ending, an append adds one line at the end.
+//
+// Work is proportional to what an operation touches, not to the file: parsing only finds where lines
+// start; a line becomes an object, and is parsed, when a search finds its name on it or a listing asks
+// for it; a name is searched for in the file's text (a native scan, case-insensitive, then each hit
+// checked as a resolver reads the line); serializing copies the untouched stretches between edits whole.
+// A 150,000-line ad-blocking file with a handful of managed entries pays for those entries only.
+
+import { LifecycleError } from "../../shared/errors/lifecycleError";
+import { type AddressFamily, addressFamily, canonicalAddress } from "./address";
+import { foldCase } from "./hostname";
+
+/** How a line ends: LF, CRLF, or nothing (the last line of a file without a final newline). */
+export type LineEnding = "" | "\n" | "\r\n";
+
+/** An address line as a resolver reads it. */
+export interface ParsedEntry {
+    /** Canonical address (RFC 5952 for IPv6). */
+    readonly address: string;
+    readonly family: AddressFamily;
+    /** Names in file order, as written (decoded from UTF-8). */
+    readonly names: readonly string[];
+    /** Text after the first "#", trimmed; undefined when there is none or it is empty. */
+    readonly comment: string | undefined;
+}
+
+/** One physical line of the file. */
+export interface HostsLine {
+    /** The line's bytes without its ending, one character per byte. */
+    readonly text: string;
+    readonly ending: LineEnding;
+    /** Set when the line is an address line with at least one name; comments and blanks have none. */
+    readonly entry: ParsedEntry | undefined;
+}
+
+/**
+ * A line of one document: an original line of the file, placed by the offset where it starts, or a line
+ * appended after them.
+ */
+class DocumentLine implements HostsLine {
+    removed = false;
+    private parsed: ParsedEntry | undefined | null = null;
+
+    constructor(
+        readonly document: HostsDocument,
+        /** File order: an original line's offset in the text; past the text's end for appended lines. */
+        readonly order: number,
+        /** The bytes the line had in the file, ending included; 0 for an appended line. */
+        readonly originalBytes: number,
+        public text: string,
+        public ending: LineEnding,
+    ) {}
+
+    get entry(): ParsedEntry | undefined {
+        if (this.parsed === null) this.parsed = parseEntry(this.text);
+        return this.parsed;
+    }
+
+    setText(text: string): void {
+        this.text = text;
+        this.parsed = null;
+    }
+}
+
+const UTF8_BOM = "\xEF\xBB\xBF";
+const RESOLVER_WHITESPACE = /[ \t\r\f\v]+/;
+const NON_ASCII = /[\x80-\xff]/;
+const REGEXP_SPECIAL = /[.*+?^${}()|[\]\\]/g;
+
+/** Thrown when the bytes cannot be a hosts file we may safely rewrite. */
+export class UnsupportedHostsFileError extends LifecycleError {
+    override readonly name = "UnsupportedHostsFileError";
+}
+
+/** A parsed hosts file that can be edited line by line and serialized back byte for byte. */
+export class HostsDocument {
+    /** Original lines made into objects so far, by the offset where they start. */
+    private readonly materialized = new Map<number, DocumentLine>();
+    /** Original lines whose text or ending changed, or that were removed: what serializing splices. */
+    private readonly touched = new Set<DocumentLine>();
+    /** Lines whose text is not the file's (rewritten originals and appended lines): a search skips them. */
+    private readonly rewritten = new Set<DocumentLine>();
+    /** The live ones among them, by each name they carry (folded), searched instead of the text. */
+    private readonly rewrittenByName = new Map<string, Set<DocumentLine>>();
+    /** Whether the text has an uppercase ASCII letter: without one, a name is found by plain search. */
+    private upperCase: boolean | undefined;
+    private readonly appended: DocumentLine[] = [];
+    private readonly removedOrders: number[] = [];
+    /** Offsets whose count of newlines before them is known, ascending, with those counts. */
+    private readonly countedOffsets: number[] = [0];
+    private readonly countedNewlines: number[] = [0];
+    private ending: "\n" | "\r\n" | undefined;
+    private edits = 0;
+
+    private constructor(
+        private readonly bom: string,
+        /** The file's bytes after the BOM, one character per byte. */
+        private readonly body: string,
+        private readonly defaultEnding: "\n" | "\r\n",
+        /** How many lines the file has, when the caller knew it; counted on first need otherwise. */
+        private originalLines: number | undefined,
+    ) {}
+
+    /**
+     * Parses file bytes. `defaultEnding` is used for new lines when the file has none to copy from.
+     * `knownLineCount` spares counting the lines when the caller knows it (the document that produced
+     * these bytes: see `lineCount`). Throws UnsupportedHostsFileError for UTF-16 files and files
+     * containing NUL bytes, which are not hosts files we can rewrite without damage.
+     */
+    static parse(bytes: Uint8Array, defaultEnding: "\n" | "\r\n" = "\n", knownLineCount?: number): HostsDocument {
+        const raw = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
+        if (raw.startsWith("\xFF\xFE") || raw.startsWith("\xFE\xFF")) {
+            throw new UnsupportedHostsFileError("the file is UTF-16 encoded; save it as UTF-8 (or ANSI) and try again");
+        }
+        const bom = raw.startsWith(UTF8_BOM) ? UTF8_BOM : "";
+        const body = raw.slice(bom.length);
+        const nul = body.indexOf("\0");
+        if (nul >= 0) {
+            const lineNumber = countNewlines(body, 0, nul) + 1;
+            throw new UnsupportedHostsFileError(
+                `the file contains a NUL byte on line ${lineNumber}, so it is not a text hosts file; check the path`,
+            );
+        }
+        return new HostsDocument(bom, body, defaultEnding, knownLineCount);
+    }
+
+    /** Ending used for lines we add: the file's own dominant ending. */
+    get lineEnding(): "\n" | "\r\n" {
+        if (this.ending === undefined) {
+            // Only a file with CRLF in it needs counting.
+            const crlf = countOccurrences(this.body, "\r\n");
+            const lf =
+                crlf === 0 ? (this.body.includes("\n") ? 1 : 0) : countNewlines(this.body, 0, this.body.length) - crlf;
+            this.ending = crlf > lf ? "\r\n" : lf > 0 ? "\n" : this.defaultEnding;
+        }
+        return this.ending;
+    }
+
+    /** How many live lines the document has. */
+    get lineCount(): number {
+        return this.originalLineCount() - this.removedOrders.length + this.appended.length;
+    }
+
+    /** Lines edited since the parse (rewritten, removed, re-ended or appended): the work they add to each operation. */
+    get editedLines(): number {
+        return this.touched.size + this.appended.length;
+    }
+
+    /** Serializes the document: the bytes read, with only the edited lines changed. */
+    toBuffer(): Buffer {
+        const spliced = [...this.touched].sort((a, b) => a.order - b.order);
+        const added = this.appended.filter((line) => !line.removed);
+        let length = this.bom.length + this.body.length;
+        for (const line of spliced) {
+            length -= line.originalBytes;
+            if (!line.removed) length += line.text.length + line.ending.length;
+        }
+        for (const line of added) length += line.text.length + line.ending.length;
+        const buffer = Buffer.allocUnsafe(length);
+        let offset = buffer.write(this.bom, 0, "latin1");
+        let copied = 0;
+        for (const line of spliced) {
+            offset += buffer.write(this.body.slice(copied, line.order), offset, "latin1");
+            if (!line.removed) offset += buffer.write(line.text + line.ending, offset, "latin1");
+            copied = line.order + line.originalBytes;
+        }
+        offset += buffer.write(this.body.slice(copied), offset, "latin1");
+        for (const line of added) offset += buffer.write(line.text + line.ending, offset, "latin1");
+        return buffer;
+    }
+
+    /** Counts the edits made so far: a batch that leaves it unchanged needs no write. */
+    get revision(): number {
+        return this.edits;
+    }
+
+    /** Live lines in file order. */
+    allLines(): readonly HostsLine[] {
+        const lines: HostsLine[] = [];
+        for (let start = 0; start < this.body.length; ) {
+            const line = this.original(start);
+            if (!line.removed) lines.push(line);
+            start += line.originalBytes;
+        }
+        for (const line of this.appended) if (!line.removed) lines.push(line);
+        return lines;
+    }
+
+    /** Live address lines of `family` that carry `name` (case-insensitively), in file order. */
+    linesNaming(family: AddressFamily, name: string): HostsLine[] {
+        const wanted = foldCase(name);
+        const carries = (line: DocumentLine) =>
+            !line.removed &&
+            line.entry?.family === family &&
+            line.entry.names.some((carried) => foldCase(carried) === wanted);
+        const found: DocumentLine[] = [];
+        for (const line of this.originalsMentioning(fromUtf8(wanted))) {
+            if (!this.rewritten.has(line) && carries(line)) found.push(line);
+        }
+        for (const line of this.rewrittenByName.get(wanted) ?? []) if (carries(line)) found.push(line);
+        return found.sort((a, b) => a.order - b.order);
+    }
+
+    /** 1-based line number of a live line. */
+    lineNumber(line: HostsLine): number {
+        const own = this.own(line);
+        let removedBefore = 0;
+        for (const order of this.removedOrders) if (order < own.order) removedBefore++;
+        const before = this.isOriginal(own)
+            ? this.newlinesBefore(own.order)
+            : this.originalLineCount() + this.appended.indexOf(own);
+        return before - removedBefore + 1;
+    }
+
+    /**
+     * Appends a line of UTF-8 text at the end. A file without a final newline keeps that property:
+     * the previous last line gets the ending it lacked, and the new line gets none.
+     */
+    append(utf8Text: string): HostsLine {
+        const last = this.lastLiveLine();
+        let ending: LineEnding = this.lineEnding;
+        if (last && last.ending === "") {
+            this.setEnding(last, this.lineEnding);
+            ending = "";
+        }
+        const order = this.body.length + 1 + this.appended.length;
+        const line = new DocumentLine(this, order, 0, fromUtf8(utf8Text), ending);
+        this.edits++;
+        this.appended.push(line);
+        this.markRewritten(line);
+        return line;
+    }
+
+    /** Replaces the text of a live line, keeping its ending and its place. */
+    rewrite(line: HostsLine, utf8Text: string): void {
+        const own = this.own(line);
+        this.edits++;
+        this.unmarkRewritten(own);
+        own.setText(fromUtf8(utf8Text));
+        this.markRewritten(own);
+        if (this.isOriginal(own)) this.touched.add(own);
+    }
+
+    /**
+     * Removes a live line with its ending. Removing the last line of a file that had no final newline
+     * also removes the ending its predecessor was given by `append`, restoring the original bytes.
+     */
+    remove(line: HostsLine): void {
+        const own = this.own(line);
+        if (own === this.lastLiveLine() && own.ending === "") {
+            // (A blank predecessor keeps its ending: without it, it would be no line at all.)
+            const previous = this.liveLineBefore(own);
+            if (previous && previous.text !== "") this.setEnding(previous, "");
+        }
+        this.edits++;
+        this.unmarkRewritten(own);
+        own.removed = true;
+        this.removedOrders.push(own.order);
+        if (this.isOriginal(own)) this.touched.add(own);
+    }
+
+    private markRewritten(line: DocumentLine): void {
+        this.rewritten.add(line);
+        for (const name of line.entry?.names ?? []) {
+            const key = foldCase(name);
+            const lines = this.rewrittenByName.get(key);
+            if (lines) lines.add(line);
+            else this.rewrittenByName.set(key, new Set([line]));
+        }
+    }
+
+    private unmarkRewritten(line: DocumentLine): void {
+        if (!this.rewritten.has(line)) return;
+        for (const name of line.entry?.names ?? []) this.rewrittenByName.get(foldCase(name))?.delete(line);
+    }
+
+    /** The original lines on which `needle` (latin1) appears where a resolver could read it as a name. */
+    private *originalsMentioning(needle: string): Generator<DocumentLine> {
+        if (needle.length === 0) return;
+        // Native search. A text with uppercase letters is searched case-insensitively (a superset of
+        // what ASCII case folding matches; `linesNaming` keeps only the lines that carry the name);
+        // otherwise the folded name is all there is to find.
+        this.upperCase ??= /[A-Z]/.test(this.body);
+        const search = this.upperCase ? new RegExp(needle.replace(REGEXP_SPECIAL, "\\$&"), "gi") : undefined;
+        const next = (from: number) => {
+            if (!search) return this.body.indexOf(needle, from);
+            search.lastIndex = from;
+            return search.exec(this.body)?.index ?? -1;
+        };
+        for (let at = next(0); at >= 0; ) {
+            if (
+                !isNameBoundary(this.body.charCodeAt(at - 1), false) ||
+                !isNameBoundary(this.body.charCodeAt(at + needle.length), true)
+            ) {
+                at = next(at + 1);
+                continue;
+            }
+            const line = this.original(this.lineStartAt(at));
+            yield line;
+            // One answer per line, however often the name appears on it.
+            at = next(line.order + line.originalBytes);
+        }
+    }
+
+    /** The original line starting at offset `start`. */
+    private original(start: number): DocumentLine {
+        let line = this.materialized.get(start);
+        if (!line) {
+            const newline = this.body.indexOf("\n", start);
+            const next = newline < 0 ? this.body.length : newline + 1;
+            let end = next;
+            let ending: LineEnding = "";
+            if (newline >= 0) {
+                end = newline;
+                ending = "\n";
+                if (end > start && this.body.charCodeAt(end - 1) === 13) {
+                    end--;
+                    ending = "\r\n";
+                }
+            }
+            line = new DocumentLine(this, start, next - start, this.body.slice(start, end), ending);
+            this.materialized.set(start, line);
+        }
+        return line;
+    }
+
+    /** Where the original line holding offset `at` starts. */
+    private lineStartAt(at: number): number {
+        return at === 0 ? 0 : this.body.lastIndexOf("\n", at - 1) + 1;
+    }
+
+    private isOriginal(line: DocumentLine): boolean {
+        return line.order < this.body.length;
+    }
+
+    private originalLineCount(): number {
+        if (this.originalLines === undefined) {
+            const unterminated = this.body.length > 0 && !this.body.endsWith("\n") ? 1 : 0;
+            this.originalLines = this.newlinesBefore(this.body.length) + unterminated;
+        }
+        return this.originalLines;
+    }
+
+    /** Newlines in the text before `offset`, counted from the nearest offset already counted below it. */
+    private newlinesBefore(offset: number): number {
+        let low = 0;
+        let high = this.countedOffsets.length - 1;
+        while (low < high) {
+            const middle = (low + high + 1) >> 1;
+            if ((this.countedOffsets[middle] as number) <= offset) low = middle;
+            else high = middle - 1;
+        }
+        const from = this.countedOffsets[low] as number;
+        const count = (this.countedNewlines[low] as number) + countNewlines(this.body, from, offset);
+        this.countedOffsets.splice(low + 1, 0, offset);
+        this.countedNewlines.splice(low + 1, 0, count);
+        return count;
+    }
+
+    private setEnding(line: DocumentLine, ending: LineEnding): void {
+        line.ending = ending;
+        if (this.isOriginal(line)) this.touched.add(line);
+    }
+
+    private own(line: HostsLine): DocumentLine {
+        if (!(line instanceof DocumentLine) || line.document !== this || line.removed) {
+            throw new Error("line is not a live line of this document");
+        }
+        return line;
+    }
+
+    private lastLiveLine(): DocumentLine | undefined {
+        for (let i = this.appended.length - 1; i >= 0; i--) {
+            const line = this.appended[i] as DocumentLine;
+            if (!line.removed) return line;
+        }
+        if (this.body.length === 0) return undefined;
+        const last = this.original(this.lineStartAt(this.body.length - 1));
+        return last.removed ? this.liveLineBefore(last) : last;
+    }
+
+    /** The nearest live line before `line` (removed lines are few: this walks past them only). */
+    private liveLineBefore(line: DocumentLine): DocumentLine | undefined {
+        let current: DocumentLine | undefined = line;
+        do current = this.lineBefore(current);
+        while (current?.removed);
+        return current;
+    }
+
+    private lineBefore(line: DocumentLine): DocumentLine | undefined {
+        if (!this.isOriginal(line)) {
+            const at = this.appended.indexOf(line);
+            if (at > 0) return this.appended[at - 1];
+            return this.body.length === 0 ? undefined : this.original(this.lineStartAt(this.body.length - 1));
+        }
+        return line.order === 0 ? undefined : this.original(this.lineStartAt(line.order - 1));
+    }
+}
+
+/**
+ * Whether the character next to a match lets it be a whole name: blanks as resolvers split on, and
+ * after it also a comment, a line end or the end of the file (NaN, past either end of the text).
+ */
+function isNameBoundary(code: number, after: boolean): boolean {
+    if (code === 32 || code === 9 || code === 13 || code === 12 || code === 11) return true;
+    return after && (code === 10 || code === 35 || Number.isNaN(code));
+}
+
+/**
+ * Parses one line's text (latin1) the way resolvers do: everything from the first "#" is a comment;
+ * the rest is an address followed by names, separated by blanks. Anything else is not an entry.
+ */
+export function parseEntry(text: string): ParsedEntry | undefined {
+    const [address, ...names] = resolverFields(text);
+    if (address === undefined || names.length === 0) return undefined;
+    const family = addressFamily(address);
+    if (!family) return undefined;
+    const hash = text.indexOf("#");
+    const comment = hash >= 0 ? toUtf8(text.slice(hash + 1)).trim() : "";
+    return {
+        address: canonicalAddress(address),
+        family,
+        names: names.map(toUtf8),
+        comment: comment.length > 0 ? comment : undefined,
+    };
+}
+
+/** The fields a resolver reads on a line: the text before the first "#", split on blanks. */
+export function resolverFields(text: string): string[] {
+    const hash = text.indexOf("#");
+    const body = hash >= 0 ? text.slice(0, hash) : text;
+    return body.split(RESOLVER_WHITESPACE).filter((field) => field.length > 0);
+}
+
+/** Converts UTF-8 text to the document's one-character-per-byte form. */
+export function fromUtf8(text: string): string {
+    return Buffer.from(text, "utf8").toString("latin1");
+}
+
+/** Converts the document's one-character-per-byte form back to UTF-8 text. */
+export function toUtf8(bytes: string): string {
+    return NON_ASCII.test(bytes) ? Buffer.from(bytes, "latin1").toString("utf8") : bytes;
+}
+
+/** Newlines in `text` from `from` up to (not including) `to`. */
+function countNewlines(text: string, from: number, to: number): number {
+    let count = 0;
+    for (let i = text.indexOf("\n", from); i >= 0 && i < to; i = text.indexOf("\n", i + 1)) count++;
+    return count;
+}
+
+/** Occurrences of `needle` in `text`. */
+function countOccurrences(text: string, needle: string): number {
+    let count = 0;
+    for (let i = text.indexOf(needle); i >= 0; i = text.indexOf(needle, i + needle.length)) count++;
+    return count;
+}

@@ -1,0 +1,200 @@
+// Guards the hosts-file store: edits issued together are coalesced into one locked atomic write; a
+// failing edit fails only its caller; reads see the file before a batch's edits; a change by a writer
+// that ignores our lock is never overwritten; symlinks are followed; missing files and directories and
+// unreadable encodings give clear errors.
+
+import { strict as assert } from "node:assert";
+import { execFileSync } from "node:child_process";
+import { appendFileSync } from "node:fs";
+import { lstat, mkdir, readFile, readlink, symlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { HostsFileError } from "../../../provider/hosts/errors/hostsFileError";
+import { HostsFileStore, type WriteEvent } from "../../../provider/hosts/io/hostsFileStore";
+import { createEntry, deleteEntry, readEntry } from "../../../provider/hosts/logic/entries";
+import { makeTempDir, type TempDir } from "../../support/projects";
+import { isRoot, skipBecause } from "../../support/system";
+
+const BASE = "# managed elsewhere\n127.0.0.1\tlocalhost\n";
+
+function entry(n: number) {
+    return { address: `10.1.${Math.floor(n / 250)}.${n % 250}`, names: [`host-${n}.test`] };
+}
+
+describe("hosts file store", () => {
+    let temp: TempDir;
+    let file: string;
+    let writes: WriteEvent[];
+    let store: HostsFileStore;
+
+    beforeEach(async () => {
+        temp = await makeTempDir();
+        file = join(temp.dir, "hosts");
+        await writeFile(file, BASE);
+        writes = [];
+        store = new HostsFileStore({ lock: { timeoutMs: 5000, staleMs: 60_000 }, onWrite: (e) => writes.push(e) });
+    });
+    afterEach(() => temp.cleanup());
+
+    const create = (n: number, target = file) =>
+        store.edit(target, (doc) => {
+            const { line } = createEntry(doc, entry(n), { adopt: false, file: target });
+            return () => doc.lineNumber(line);
+        });
+
+    it("coalesces edits issued in the same turn into one write", async () => {
+        const lines = await Promise.all(Array.from({ length: 50 }, (_, n) => create(n)));
+        assert.equal(writes.length, 1);
+        assert.equal(writes[0]?.edits, 50);
+        assert.deepEqual(
+            lines,
+            Array.from({ length: 50 }, (_, n) => n + 3),
+        );
+        const text = await readFile(file, "utf8");
+        assert.ok(text.startsWith(BASE));
+        assert.equal(text.split("\n").length - 1, 52);
+    });
+
+    it("fails only the edit that fails and writes the others", async () => {
+        const results = await Promise.allSettled([
+            create(1),
+            store.edit(file, (doc) => {
+                createEntry(doc, { address: "10.9.9.9", names: ["localhost"] }, { adopt: false, file });
+                return () => undefined;
+            }),
+            create(2),
+        ]);
+        assert.deepEqual(
+            results.map((r) => r.status),
+            ["fulfilled", "rejected", "fulfilled"],
+        );
+        assert.match(String((results[1] as PromiseRejectedResult).reason), /already has "localhost" at line 2/);
+        assert.equal(await readFile(file, "utf8"), `${BASE}10.1.0.1\thost-1.test\n10.1.0.2\thost-2.test\n`);
+        assert.equal(writes.length, 1);
+    });
+
+    it("answers reads from the file as it was before the batch's edits", async () => {
+        const [seen] = await Promise.all([
+            store.read(file, (doc) => readEntry(doc, { family: "ipv4", name: "host-7.test" })),
+            create(7),
+        ]);
+        assert.equal(seen, undefined);
+        const after = await store.read(file, (doc) => readEntry(doc, { family: "ipv4", name: "host-7.test" }));
+        assert.equal(after?.lineNumber, 3);
+    });
+
+    it("writes nothing when a batch changes nothing", async () => {
+        await store.edit(file, (doc) => {
+            deleteEntry(doc, { family: "ipv4", name: "not-there.test" });
+            return () => undefined;
+        });
+        assert.equal(writes.length, 0);
+    });
+
+    it("keeps a change made between batches by a writer that ignores the lock", async () => {
+        await create(1);
+        const foreign = `${await readFile(file, "utf8")}192.168.1.1\tprinter # added by hand\n`;
+        await writeFile(file, foreign);
+        await create(2);
+        assert.equal(await readFile(file, "utf8"), `${foreign}10.1.0.2\thost-2.test\n`);
+    });
+
+    it("redoes a batch on the new content when a foreign write lands after the read", async () => {
+        let foreignWrites = 0;
+        await store.edit(file, (doc) => {
+            // Runs once per attempt; the first time, another program appends between our read and our write.
+            if (foreignWrites++ === 0) appendFileSync(file, "192.168.1.1\tprinter\n");
+            createEntry(doc, entry(4), { adopt: false, file });
+            return () => undefined;
+        });
+        assert.equal(foreignWrites, 2, "computed twice: on the old content, then on the new");
+        assert.equal(await readFile(file, "utf8"), `${BASE}192.168.1.1\tprinter\n10.1.0.4\thost-4.test\n`);
+        assert.equal(writes.length, 1);
+    });
+
+    it("fails with the file intact, never overwriting, when a foreign writer changes it on every attempt", async () => {
+        let foreignWrites = 0;
+        const error = await store
+            .edit(file, (doc) => {
+                appendFileSync(file, `192.168.1.${++foreignWrites}\tforeign-${foreignWrites}.test\n`);
+                createEntry(doc, entry(4), { adopt: false, file });
+                return () => undefined;
+            })
+            .then(
+                () => assert.fail("the write went through over a foreign change"),
+                (e: unknown) => e,
+            );
+        assert.ok(error instanceof HostsFileError);
+        assert.equal(error.code, "ECHANGED");
+        assert.match(error.message, /another program kept changing it .* Nothing of theirs was overwritten\. Retry/);
+        const text = await readFile(file, "utf8");
+        assert.equal((text.match(/foreign-\d+\.test/g) ?? []).length, foreignWrites, "every foreign line kept");
+        assert.doesNotMatch(text, /host-4\.test/);
+        assert.equal(writes.length, 0);
+    });
+
+    it("follows a symlinked hosts file: the target changes, the link stays", async () => {
+        const link = join(temp.dir, "hosts-link");
+        await symlink(file, link);
+        await create(3, link);
+        assert.equal(await readlink(link), file);
+        assert.match(await readFile(file, "utf8"), /host-3\.test/);
+    });
+
+    it("follows a dangling symlink: the first entry creates its target, and the link stays a link", async () => {
+        const target = join(temp.dir, "not-yet");
+        const link = join(temp.dir, "dangling-link");
+        await symlink(target, link);
+        await create(5, link);
+        assert.equal(await readlink(link), target);
+        assert.equal(await readFile(target, "utf8"), "10.1.0.5\thost-5.test\n");
+    });
+
+    it("refuses a FIFO at once (no open that blocks under the lock), and leaves it a FIFO", async () => {
+        const fifo = join(temp.dir, "fifo-hosts");
+        execFileSync("mkfifo", [fifo]);
+        await assert.rejects(create(6, fifo), (error: unknown) => {
+            assert.ok(error instanceof HostsFileError);
+            assert.match(error.message, /is not a regular file \(a FIFO, device or socket\)/);
+            return true;
+        });
+        assert.ok((await lstat(fifo)).isFIFO());
+    });
+
+    it("refuses a character device, and leaves it a device", async function () {
+        if (!isRoot) skipBecause(this, "creating a device node needs root (mknod)");
+        const device = join(temp.dir, "null-hosts");
+        execFileSync("mknod", [device, "c", "1", "3"]);
+        await assert.rejects(create(7, device), /is not a regular file/);
+        assert.ok((await lstat(device)).isCharacterDevice());
+    });
+
+    it("creates a missing file on the first entry, and reads a missing file as empty", async () => {
+        const fresh = join(temp.dir, "fresh-hosts");
+        assert.equal(await store.read(fresh, (doc) => doc.allLines().length), 0);
+        await create(4, fresh);
+        assert.equal(await readFile(fresh, "utf8"), "10.1.0.4\thost-4.test\n");
+    });
+
+    it("says when the directory does not exist", async () => {
+        const nowhere = join(temp.dir, "missing", "hosts");
+        await assert.rejects(create(5, nowhere), (error: unknown) => {
+            assert.ok(error instanceof HostsFileError);
+            assert.match(error.message, /cannot lock hosts file .*missing\/hosts: its directory does not exist/);
+            assert.match(error.message, /The file was not changed\./);
+            return true;
+        });
+    });
+
+    it("refuses a UTF-16 file without touching it", async () => {
+        const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("127.0.0.1 localhost\r\n", "utf16le")]);
+        await writeFile(file, utf16);
+        await assert.rejects(create(6), /cannot read hosts file .*: the file is UTF-16 encoded; save it as UTF-8/);
+        assert.deepEqual(await readFile(file), utf16);
+    });
+
+    it("refuses a path that is a directory", async () => {
+        const directory = join(temp.dir, "adir");
+        await mkdir(directory);
+        await assert.rejects(create(8, directory), /adir: it is a directory/);
+    });
+});
