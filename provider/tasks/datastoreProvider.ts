@@ -16,7 +16,6 @@ import { randomUUID } from "node:crypto";
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { parseDuration } from "../shared/duration";
 import { messageOf } from "../shared/text";
-import { waitForTask } from "./client/waitForTask";
 import {
     type DatastoreInputs,
     type DatastoreOutputs,
@@ -25,9 +24,7 @@ import {
     type NaturalKey,
 } from "./datastoreSchema";
 import { CreateTokenSpentError } from "./errors/createTokenSpentError";
-import { DatastoreExistsError } from "./errors/datastoreExistsError";
 import { DatastoreMissingError } from "./errors/datastoreMissingError";
-import { PartialStateError } from "./errors/partialStateError";
 import { TaskApiContractError } from "./errors/taskApiContractError";
 import { TaskApiError } from "./errors/taskApiError";
 import { TaskFailedError } from "./errors/taskFailedError";
@@ -38,16 +35,19 @@ import { createKey, MAX_CREATE_GENERATIONS, spentKeyBackoffMs } from "./logic/cr
 import { checkDatastore } from "./logic/datastoreCheck";
 import { diffDatastore } from "./logic/datastoreDiff";
 import {
-    adopted,
     createRequestOf,
     keptOutputs,
     keyOf,
     naturalKeyOf,
     outcomeUnknown,
     outputsOf,
+    partialState,
+    pendingCreate,
     type RawInputs,
     refreshed,
+    resumedByName,
     single,
+    takeOver,
 } from "./logic/datastoreState";
 import type { TaskProcessContext } from "./processContext";
 import { type AsyncOperation, DATASTORE_TYPE, type DatastoreRecord, operationUri } from "./protocol/wire";
@@ -113,7 +113,7 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
         const found = await this.findOne(label, key, deadline);
         const outs =
             found && !inputs.createToken
-                ? this.takeOver(inputs, key, label, found)
+                ? takeOver(inputs, key, label, found)
                 : await this.createOrFollow(inputs, key, label, deadline, found, false);
         return { id: formatNaturalKeyId(key), outs };
     }
@@ -144,8 +144,7 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
     ): Promise<DatastoreOutputs> {
         const token = inputs.createToken;
         if (!token) {
-            if (found)
-                return claimed ? this.claimed(inputs, key, label, found) : this.takeOver(inputs, key, label, found);
+            if (found) return claimed ? resumedByName(inputs, key, label, found) : takeOver(inputs, key, label, found);
             const outcome = await this.createOnce(inputs, key, label, deadline, undefined, found);
             if (outcome === "spent") throw new DatastoreMissingError(label, undefined, "create");
             return outcome;
@@ -181,9 +180,9 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
         } catch (error) {
             if (error instanceof TaskApiError && error.status === 409) {
                 const existing = found ?? (await this.existingAfterConflict(label, key, error, deadline));
-                return this.takeOver(inputs, key, label, existing);
+                return takeOver(inputs, key, label, existing);
             }
-            if (outcomeUnknown(error)) throw this.pendingCreate(inputs, key, error, idempotencyKey);
+            if (outcomeUnknown(error)) throw pendingCreate(inputs, key, error, idempotencyKey);
             throw error;
         }
         let endedAtFirstLook: boolean | undefined;
@@ -197,7 +196,7 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
             if (error instanceof TaskInterruptedError) {
                 // Ctrl-C: the task runs on at the API. Not tainted: the next up follows it to its end.
                 const reason = `${error.message}; the next \`pulumi up\` follows the task to its end`;
-                throw this.partial(
+                throw partialState(
                     inputs,
                     key,
                     outputsOf(inputs, undefined, { taskId: error.taskId, tainted: false }),
@@ -205,7 +204,7 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
                 );
             }
             const stopped = { taskId: error.taskId, tainted: true, taintReason: error.message };
-            throw this.partial(inputs, key, outputsOf(inputs, undefined, stopped), error.message);
+            throw partialState(inputs, key, outputsOf(inputs, undefined, stopped), error.message);
         }
         const replayed = endedAtFirstLook === true && idempotencyKey !== undefined;
         let made: DatastoreRecord | "gone" | undefined;
@@ -214,7 +213,7 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
         } catch (error) {
             // The task ended; only reading what it made failed. Not tainted: the next up looks again.
             const reason = `the create task ${operation.id} ended ${operation.state}, but reading its datastore failed: ${messageOf(error)}`;
-            throw this.partial(
+            throw partialState(
                 inputs,
                 key,
                 outputsOf(inputs, undefined, { taskId: operation.id, tainted: false }),
@@ -226,7 +225,7 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
             if (made) return outputsOf(inputs, made, { taskId: operation.id, tainted: false });
             if (replayed) return "spent";
             const reason = `task ${operation.id} succeeded but named no datastore, and no ${label} is listed`;
-            throw this.partial(
+            throw partialState(
                 inputs,
                 key,
                 outputsOf(inputs, undefined, { taskId: operation.id, tainted: true, taintReason: reason }),
@@ -237,7 +236,7 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
         if (!made && replayed) return "spent";
         const reason = new TaskFailedError(taskUri, operation).message;
         const failed = { taskId: operation.id, tainted: true, taintReason: reason };
-        throw this.partial(inputs, key, outputsOf(inputs, made, failed), reason);
+        throw partialState(inputs, key, outputsOf(inputs, made, failed), reason);
     }
 
     /**
@@ -285,46 +284,6 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
         return existing;
     }
 
-    /** A datastore with this natural key exists, not made by this resource: adopt it, or refuse with DatastoreExistsError. */
-    private takeOver(inputs: RawInputs, key: NaturalKey, label: string, found: DatastoreRecord): DatastoreOutputs {
-        if (!inputs.adopt) throw new DatastoreExistsError(label, found, !!inputs.createToken);
-        // A datastore in ERROR never becomes OK: take it over tainted, so the next up replaces it.
-        if (found.state === "ERROR")
-            throw this.takenInError(inputs, key, `adopted in state ERROR (id ${found.id})`, found);
-        return adopted(label, inputs, found);
-    }
-
-    /** A create without a token whose outcome was unknown, resumed: the datastore with its name is the one. */
-    private claimed(inputs: RawInputs, key: NaturalKey, label: string, found: DatastoreRecord): DatastoreOutputs {
-        if (found.state === "ERROR")
-            throw this.takenInError(inputs, key, `${label} (id ${found.id}) is in state ERROR`, found);
-        return outputsOf(inputs, found, { tainted: false });
-    }
-
-    /** A datastore in ERROR taken as this resource's: partial state, tainted, so the next up replaces it. */
-    private takenInError(inputs: RawInputs, key: NaturalKey, what: string, found: DatastoreRecord): PartialStateError {
-        const reason = `${what}; the next \`pulumi up\` replaces it`;
-        return this.partial(inputs, key, outputsOf(inputs, found, { tainted: true, taintReason: reason }), reason);
-    }
-
-    /**
-     * A POST whose outcome is unknown (no answer, a 5xx, an answer without a task, SIGINT while it was in
-     * flight): the datastore may exist. Recorded as partial state without a datastore id, which the next
-     * `up` resolves (by replaying the token, or by the natural key).
-     */
-    private pendingCreate(
-        inputs: RawInputs,
-        key: NaturalKey,
-        error: unknown,
-        idempotencyKey: string | undefined,
-    ): PartialStateError {
-        const how = idempotencyKey ? "replaying its createToken" : "its name";
-        const reason =
-            `the create request's outcome is unknown (${messageOf(error)}). The datastore may exist: the next ` +
-            `\`pulumi up\` finds it by ${how} and records it, or creates it`;
-        return this.partial(inputs, key, outputsOf(inputs, undefined, { tainted: false }), reason);
-    }
-
     private async updateDatastore(
         olds: DatastoreOutputs,
         news: RawInputs,
@@ -360,13 +319,13 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
             current = single(label, found);
             if (current.state === "CREATING" && olds.taskId) {
                 await this.follow(operationUri(olds.taskId), this.context.clock(), deadline, (error) =>
-                    this.partial(news, key, keptOutputs(olds, news), error.message),
+                    partialState(news, key, keptOutputs(olds, news), error.message),
                 );
                 current = (await api.get(current.id, this.call(deadline))) ?? current;
             }
             if (current.state === "ERROR") {
                 const reason = `${label} is in state ERROR at the API; remove untaint so the next up replaces it`;
-                throw this.partial(
+                throw partialState(
                     news,
                     key,
                     outputsOf(news, current, { taskId, tainted: true, taintReason: reason }),
@@ -396,7 +355,7 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
                     { ...resizing, state: "UPDATING" },
                     { taskId: error.taskId, tainted: false },
                 );
-                return this.partial(news, key, pending, `resize of unknown outcome: ${error.message}`);
+                return partialState(news, key, pending, `resize of unknown outcome: ${error.message}`);
             });
             current = (await api.get(resizing.id, this.call(deadline))) ?? resizing;
         }
@@ -439,9 +398,7 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
     ): Promise<string> {
         const report = this.progress();
         try {
-            const { operation } = await waitForTask({
-                client: this.api().client,
-                taskUri,
+            const { operation } = await this.api().followTask(taskUri, {
                 startedAt,
                 deadline,
                 signal: this.context.signal,
@@ -474,7 +431,7 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
         try {
             return await lookUp();
         } catch (error) {
-            throw this.partial(news, key, keptOutputs(olds, news), `could not look ${label} up: ${messageOf(error)}`);
+            throw partialState(news, key, keptOutputs(olds, news), `could not look ${label} up: ${messageOf(error)}`);
         }
     }
 
@@ -517,18 +474,6 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
             if (line !== last) this.context.report(line);
             last = line;
         };
-    }
-
-    /**
-     * Partial state for the engine: the raw inputs (with `__provider`) and what is known. Undefined values
-     * are left out: the SDK server cannot encode them, and would never answer the engine.
-     */
-    private partial(inputs: RawInputs, key: NaturalKey, outputs: DatastoreOutputs, reason: string): PartialStateError {
-        const message = `${describeDatastore(key)}: ${reason}`;
-        const properties = Object.fromEntries(
-            Object.entries({ ...inputs, ...outputs }).filter(([, value]) => value !== undefined),
-        );
-        return new PartialStateError(message, formatNaturalKeyId(key), properties, [message]);
     }
 
     private api(): DatastoreApi {

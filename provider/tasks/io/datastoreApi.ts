@@ -1,7 +1,9 @@
-// The datastore endpoints of the task API, on top of TaskApiClient: natural-key lookup, get, and the
-// three operations that start tasks (create, resize, delete). Answers are checked against the protocol.
+// The datastore endpoints of the task API, on top of TaskApiClient: natural-key lookup, get, the three
+// operations that start tasks (create, resize, delete), and following such a task to its end. Answers
+// are checked against the protocol.
 
 import type { TaskApiClient, TaskApiResponse } from "../client/taskApiClient";
+import { type TaskOutcome, type WaitForTaskOptions, waitForTask } from "../client/waitForTask";
 import type { NaturalKey } from "../datastoreSchema";
 import { MalformedResponseError } from "../errors/malformedResponseError";
 import { TaskApiError } from "../errors/taskApiError";
@@ -23,7 +25,12 @@ export interface CallOptions {
 
 /** Datastore calls of one task API. */
 export class DatastoreApi {
-    constructor(readonly client: TaskApiClient) {}
+    constructor(private readonly client: TaskApiClient) {}
+
+    /** Polls the task a 202 named until it ends, the deadline passes or the signal aborts (see waitForTask). */
+    followTask(taskUri: string, options: Omit<WaitForTaskOptions, "client" | "taskUri">): Promise<TaskOutcome> {
+        return waitForTask({ ...options, client: this.client, taskUri });
+    }
 
     /** Every datastore with this natural key (the API keeps names unique per cluster, so 0 or 1). */
     async findByNaturalKey(key: NaturalKey, options: CallOptions = {}): Promise<DatastoreRecord[]> {

@@ -1,11 +1,21 @@
 // Pure state builders of the Datastore provider: natural keys, the create request, the outputs recorded
 // after each operation, adoption, and which failures leave a create's outcome unknown.
 
-import { type DatastoreInputs, type DatastoreOutputs, type NaturalKey, parseNaturalKeyId } from "../datastoreSchema";
+import { messageOf } from "../../shared/text";
+import {
+    type DatastoreInputs,
+    type DatastoreOutputs,
+    describeDatastore,
+    formatNaturalKeyId,
+    type NaturalKey,
+    parseNaturalKeyId,
+} from "../datastoreSchema";
 import { CrossOriginError } from "../errors/crossOriginError";
 import { DatastoreAdoptMismatchError } from "../errors/datastoreAdoptMismatchError";
+import { DatastoreExistsError } from "../errors/datastoreExistsError";
 import { DatastoreIdError } from "../errors/datastoreIdError";
 import { MalformedResponseError } from "../errors/malformedResponseError";
+import { PartialStateError } from "../errors/partialStateError";
 import { TaskApiConfigError } from "../errors/taskApiConfigError";
 import { TaskApiContractError } from "../errors/taskApiContractError";
 import { TaskApiError } from "../errors/taskApiError";
@@ -122,4 +132,69 @@ export function outcomeUnknown(error: unknown): boolean {
     if (error instanceof TaskApiUnreachableError || error instanceof MalformedResponseError) return true;
     if (error instanceof TaskApiError) return error.status >= 500 || error.status === 408;
     return !(error instanceof TaskApiConfigError || error instanceof CrossOriginError);
+}
+
+/** A datastore with this natural key exists, not made by this resource: adopt it, or refuse with DatastoreExistsError. */
+export function takeOver(inputs: RawInputs, key: NaturalKey, label: string, found: DatastoreRecord): DatastoreOutputs {
+    if (!inputs.adopt) throw new DatastoreExistsError(label, found, !!inputs.createToken);
+    // A datastore in ERROR never becomes OK: take it over tainted, so the next up replaces it.
+    if (found.state === "ERROR") throw takenInError(inputs, key, `adopted in state ERROR (id ${found.id})`, found);
+    return adopted(label, inputs, found);
+}
+
+/** A create without a token whose outcome was unknown, resumed: the datastore with its name is the one. */
+export function resumedByName(
+    inputs: RawInputs,
+    key: NaturalKey,
+    label: string,
+    found: DatastoreRecord,
+): DatastoreOutputs {
+    if (found.state === "ERROR") throw takenInError(inputs, key, `${label} (id ${found.id}) is in state ERROR`, found);
+    return outputsOf(inputs, found, { tainted: false });
+}
+
+/** A datastore in ERROR taken as this resource's: partial state, tainted, so the next up replaces it. */
+export function takenInError(
+    inputs: RawInputs,
+    key: NaturalKey,
+    what: string,
+    found: DatastoreRecord,
+): PartialStateError {
+    const reason = `${what}; the next \`pulumi up\` replaces it`;
+    return partialState(inputs, key, outputsOf(inputs, found, { tainted: true, taintReason: reason }), reason);
+}
+
+/**
+ * A POST whose outcome is unknown (no answer, a 5xx, an answer without a task, SIGINT while it was in
+ * flight): the datastore may exist. Recorded as partial state without a datastore id, which the next
+ * `up` resolves (by replaying the token, or by the natural key).
+ */
+export function pendingCreate(
+    inputs: RawInputs,
+    key: NaturalKey,
+    error: unknown,
+    idempotencyKey: string | undefined,
+): PartialStateError {
+    const how = idempotencyKey ? "replaying its createToken" : "its name";
+    const reason =
+        `the create request's outcome is unknown (${messageOf(error)}). The datastore may exist: the next ` +
+        `\`pulumi up\` finds it by ${how} and records it, or creates it`;
+    return partialState(inputs, key, outputsOf(inputs, undefined, { tainted: false }), reason);
+}
+
+/**
+ * Partial state for the engine: the raw inputs (with `__provider`) and what is known. Undefined values
+ * are left out: the SDK server cannot encode them, and would never answer the engine.
+ */
+export function partialState(
+    inputs: RawInputs,
+    key: NaturalKey,
+    outputs: DatastoreOutputs,
+    reason: string,
+): PartialStateError {
+    const message = `${describeDatastore(key)}: ${reason}`;
+    const properties = Object.fromEntries(
+        Object.entries({ ...inputs, ...outputs }).filter(([, value]) => value !== undefined),
+    );
+    return new PartialStateError(message, formatNaturalKeyId(key), properties, [message]);
 }
