@@ -44,6 +44,12 @@ export interface DatastoreArgs {
     untaint?: pulumi.Input<boolean>;
 }
 
+/** What `Datastore.get` may know besides the id: settings the API does not hold. */
+export interface DatastoreLookupState {
+    createToken?: pulumi.Input<string>;
+    timeouts?: DatastoreArgs["timeouts"];
+}
+
 /** A datastore whose create, resize and delete are asynchronous tasks. */
 export class Datastore extends pulumi.dynamic.Resource {
     /** The HCI cluster's UUID, lowercase. */
@@ -95,14 +101,25 @@ export class Datastore extends pulumi.dynamic.Resource {
         );
     }
 
-    /** Looks up an existing datastore by its natural-key id ("<hciClusterUuid>/<clusterId>/<name>") without managing it. */
-    static get(name: string, id: pulumi.Input<pulumi.ID>, opts?: pulumi.CustomResourceOptions): Datastore {
+    /**
+     * Looks up an existing datastore by its natural-key id ("<hciClusterUuid>/<clusterId>/<name>")
+     * without managing it, in the same shape as `HostEntry.get`. `state` may carry the settings the API
+     * does not hold (its createToken, its timeouts), which its outputs then keep. Fails when no datastore
+     * has that key.
+     */
+    static get(
+        name: string,
+        id: pulumi.Input<pulumi.ID>,
+        state?: DatastoreLookupState,
+        opts?: pulumi.CustomResourceOptions,
+    ): Datastore {
         const props = {
             hciClusterUuid: undefined,
             clusterId: undefined,
             name: undefined,
             sizeInBytes: undefined,
             datastoreType: undefined,
+            ...state,
         } as unknown as DatastoreArgs;
         return new Datastore(name, props, { ...opts, id });
     }

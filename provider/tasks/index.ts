@@ -1,6 +1,6 @@
 // The `tasks` namespace of the package.
 
-export { Datastore, type DatastoreArgs } from "./datastore";
+export { Datastore, type DatastoreArgs, type DatastoreLookupState } from "./datastore";
 export type { DatastoreInputs, DatastoreOutputs, DatastoreTimeouts } from "./datastoreSchema";
 export { CreateTokenSpentError } from "./errors/createTokenSpentError";
 export { CrossOriginError } from "./errors/crossOriginError";

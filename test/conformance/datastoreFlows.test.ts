@@ -200,6 +200,27 @@ describe("seed 003 flows for tasks.Datastore, through programs", () => {
         assert.match(refused.errors.map((e) => e.message).join("\n"), /already exists .* set `adopt: true`/);
         assert.equal(api.datastores().length, 1);
     });
+
+    it("Datastore.get reads one by id in HostEntry.get's shape, keeping the settings given as state", async () => {
+        const created = await harness.up({ program: program() });
+        assert.ok(created.ok, created.plan);
+        const id = `${HCI}/${CLUSTER}/ds19`;
+        const read = await new Harness({
+            projectDir: project.dir,
+            stateFile: join(project.dir, "state-get.json"),
+            config: { "pulumi-lifecycle:taskApiUrl": api.url, "pulumi-lifecycle:taskApiToken": { secret: TOKEN } },
+        }).up({
+            program: () => {
+                const found = tasks.Datastore.get("found", id, { timeouts: { delete: "5m" } });
+                return { datastoreId: found.datastoreId, size: found.sizeInBytes, timeouts: found.timeouts };
+            },
+        });
+        assert.ok(read.ok, read.plan);
+        assert.deepEqual(callsOf(read), ["Read"]);
+        assert.equal(read.outputs.datastoreId, api.datastores()[0]?.id);
+        assert.equal(read.outputs.size, 16 * GIB);
+        assert.deepEqual(read.outputs.timeouts, { delete: "5m" });
+    });
 });
 
 /** Kills the provider process (SIGKILL, as a crash) once the API has seen `polls` polls of a task. */
