@@ -4,6 +4,8 @@
 import { quote } from "../shared/text";
 import {
     type CreateDatastoreRequest,
+    DATASTORE_NAME_CHARACTER,
+    DATASTORE_NAME_PATTERN,
     DATASTORE_TYPES,
     type DatastoreType,
     IDEMPOTENCY_KEY_HEADER,
@@ -14,7 +16,6 @@ import {
 import { badRequest } from "./apiError";
 import { objectWithFields, requiredInteger, requiredString } from "./validation";
 
-const NAME = /^[A-Za-z0-9._-]{1,80}$/;
 const PRINTABLE_ASCII = /^[\x20-\x7e]{1,255}$/;
 
 const CREATE_FIELDS = ["name", "hciClusterUuid", "clusterId", "sizeInBytes", "datastoreType"];
@@ -60,13 +61,13 @@ export function parseIdempotencyKey(header: string | string[] | undefined): stri
 }
 
 function datastoreName(name: string): string {
-    if (NAME.test(name)) return name;
+    if (DATASTORE_NAME_PATTERN.test(name)) return name;
     const problem =
         name.length === 0
             ? "is empty"
             : name.length > 80
               ? `is ${name.length} characters long`
-              : `contains ${quote([...name].find((character) => !/[A-Za-z0-9._-]/.test(character)) ?? "")}`;
+              : `contains ${quote([...name].find((character) => !DATASTORE_NAME_CHARACTER.test(character)) ?? "")}`;
     throw badRequest(`name ${problem}; a name is 1-80 letters, digits, "-", "_" or ".".`);
 }
 

@@ -3,11 +3,11 @@
 import type { DatastoreState, DatastoreType } from "./protocol/wire";
 
 /** Per-operation time limits, as duration strings ("30m", "1h30m"). */
-export interface DatastoreTimeouts {
-    create?: string;
-    update?: string;
-    delete?: string;
-}
+/** The operations that take a `timeouts` entry. */
+export const TIMEOUT_KEYS = ["create", "update", "delete"] as const;
+
+/** Longest wait per operation, as durations ("30m", "1h30m"). */
+export type DatastoreTimeouts = { [operation in (typeof TIMEOUT_KEYS)[number]]?: string };
 
 /** Resolved inputs of a `tasks.Datastore`, as `check` returns them. */
 export interface DatastoreInputs {

@@ -7,11 +7,17 @@ import { parseDuration } from "../../shared/duration";
 import { describeCharacter, quote } from "../../shared/text";
 import { isUnknown } from "../../shared/unknown";
 import type { DatastoreInputs, DatastoreTimeouts } from "../datastoreSchema";
-import { DATASTORE_TYPES, type DatastoreType, MIN_DATASTORE_SIZE_IN_BYTES, UUID_PATTERN } from "../protocol/wire";
+import { TIMEOUT_KEYS } from "../datastoreSchema";
+import {
+    DATASTORE_NAME_CHARACTER,
+    DATASTORE_NAME_PATTERN,
+    DATASTORE_TYPES,
+    type DatastoreType,
+    MIN_DATASTORE_SIZE_IN_BYTES,
+    UUID_PATTERN,
+} from "../protocol/wire";
 
-const NAME = /^[A-Za-z0-9._-]{1,80}$/;
 const TOKEN_CHARACTER = /^[\x21-\x7e]$/;
-const TIMEOUT_KEYS = ["create", "update", "delete"] as const;
 
 /** Validates and normalizes raw inputs; `olds` are the previous inputs (for the no-shrink rule). */
 export function checkDatastore(
@@ -63,8 +69,8 @@ function uuid(property: string, value: unknown, fail: Fail): string {
 
 function name(value: unknown, fail: Fail): string {
     if (isUnknown(value)) return value as string;
-    if (typeof value !== "string" || !NAME.test(value)) {
-        const bad = typeof value === "string" ? [...value].find((c) => !/[A-Za-z0-9._-]/.test(c)) : undefined;
+    if (typeof value !== "string" || !DATASTORE_NAME_PATTERN.test(value)) {
+        const bad = typeof value === "string" ? [...value].find((c) => !DATASTORE_NAME_CHARACTER.test(c)) : undefined;
         const why =
             typeof value !== "string"
                 ? `must be a string, not ${describe(value)}`

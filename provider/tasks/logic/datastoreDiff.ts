@@ -2,6 +2,7 @@
 
 import { isUnknown } from "../../shared/unknown";
 import type { DatastoreInputs, DatastoreOutputs } from "../datastoreSchema";
+import { TIMEOUT_KEYS } from "../datastoreSchema";
 
 /** What the provider answers to Diff. */
 export interface DatastoreDiff {
@@ -11,7 +12,6 @@ export interface DatastoreDiff {
 }
 
 const NATURAL_KEY = ["hciClusterUuid", "clusterId", "name"] as const;
-const TIMEOUT_KEYS = ["create", "update", "delete"] as const;
 
 /**
  * The natural key and the datastore type force a replacement; the size grows in place (a PATCH task);

@@ -39,6 +39,12 @@ export function operationUri(id: string): string {
 /** A UUID as the API writes them: 8-4-4-4-12 hexadecimal digits, either case. */
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** A datastore name: 1-80 letters, digits, `.`, `_`, `-`. */
+export const DATASTORE_NAME_PATTERN = /^[A-Za-z0-9._-]{1,80}$/;
+
+/** One character a datastore name may hold. */
+export const DATASTORE_NAME_CHARACTER = /[A-Za-z0-9._-]/;
+
 /** The storage technology of a datastore. */
 export type DatastoreType = "VMFS" | "NFS" | "VVOL";
 
