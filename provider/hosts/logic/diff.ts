@@ -1,16 +1,10 @@
 // Pure diff of a HostEntry's stored outputs against its checked new inputs.
 
+import type { ResourceDiff } from "../../shared/resourceDiff";
 import { containsUnknown, isUnknown } from "../../shared/unknown";
 import type { HostEntryInputs, HostEntryOutputs } from "../schema";
 import { addressFamily } from "./address";
 import { type EntryIdentity, parseId } from "./entries";
-
-/** The provider's answer to Diff (the dynamic-provider server drops everything but these). */
-export interface HostEntryDiff {
-    changes: boolean;
-    replaces: string[];
-    deleteBeforeReplace: boolean;
-}
 
 /**
  * Compares stored outputs (`olds`) with new inputs. `file` and the entry's identity (address family and
@@ -27,7 +21,7 @@ export function diffHostEntry(
     olds: Partial<HostEntryOutputs>,
     news: HostEntryInputs,
     sameFile: boolean | "unknown",
-): HostEntryDiff {
+): ResourceDiff {
     const old = parseId(id) ?? identityFromOutputs(olds);
     const replaces: string[] = [];
     if (sameFile !== true) replaces.push("file");

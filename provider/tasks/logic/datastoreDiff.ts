@@ -1,15 +1,9 @@
 // Pure diff of a Datastore's stored outputs against its checked new inputs.
 
+import type { ResourceDiff } from "../../shared/resourceDiff";
 import { isUnknown } from "../../shared/unknown";
 import type { DatastoreInputs, DatastoreOutputs } from "../datastoreSchema";
 import { TIMEOUT_KEYS } from "../datastoreSchema";
-
-/** What the provider answers to Diff. */
-export interface DatastoreDiff {
-    changes: boolean;
-    replaces: string[];
-    deleteBeforeReplace: boolean;
-}
 
 const NATURAL_KEY = ["hciClusterUuid", "clusterId", "name"] as const;
 
@@ -20,7 +14,7 @@ const NATURAL_KEY = ["hciClusterUuid", "clusterId", "name"] as const;
  * state, and the engine updates partial state on the next up whatever the diff says: that update finds it.) A replacement that keeps the natural key
  * must delete first, since the name is unique per cluster; one that changes it creates first.
  */
-export function diffDatastore(olds: Partial<DatastoreOutputs>, news: DatastoreInputs): DatastoreDiff {
+export function diffDatastore(olds: Partial<DatastoreOutputs>, news: DatastoreInputs): ResourceDiff {
     const replaces: string[] = NATURAL_KEY.filter((key) => isUnknown(news[key]) || news[key] !== olds[key]);
     if (isUnknown(news.datastoreType) || news.datastoreType !== olds.datastoreType) replaces.push("datastoreType");
     const keepsTaint = olds.tainted === true && news.untaint !== true;

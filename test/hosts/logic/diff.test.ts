@@ -4,8 +4,9 @@
 // and that unknown preview values count as changes, in the colliding (delete-first) way.
 
 import { strict as assert } from "node:assert";
-import { diffHostEntry, type HostEntryDiff } from "../../../provider/hosts/logic/diff";
+import { diffHostEntry } from "../../../provider/hosts/logic/diff";
 import type { HostEntryInputs, HostEntryOutputs } from "../../../provider/hosts/schema";
+import type { ResourceDiff } from "../../../provider/shared/resourceDiff";
 import { UNKNOWN } from "../../../provider/shared/unknown";
 
 const ID = "ipv4/web.internal";
@@ -28,11 +29,11 @@ const NEWS: HostEntryInputs = {
     adopt: false,
 };
 
-const NO_CHANGE: HostEntryDiff = { changes: false, replaces: [], deleteBeforeReplace: false };
-const UPDATE: HostEntryDiff = { changes: true, replaces: [], deleteBeforeReplace: false };
+const NO_CHANGE: ResourceDiff = { changes: false, replaces: [], deleteBeforeReplace: false };
+const UPDATE: ResourceDiff = { changes: true, replaces: [], deleteBeforeReplace: false };
 
 /** Builds a diff: `replaces` in the order the provider reports them. */
-function replace(replaces: string[], deleteBeforeReplace: boolean): HostEntryDiff {
+function replace(replaces: string[], deleteBeforeReplace: boolean): ResourceDiff {
     return { changes: true, replaces, deleteBeforeReplace };
 }
 
@@ -42,7 +43,7 @@ interface Case {
     olds?: Partial<Record<keyof HostEntryOutputs | "__provider", unknown>>;
     sameFile?: boolean | "unknown";
     id?: string;
-    expected: HostEntryDiff;
+    expected: ResourceDiff;
 }
 
 const CASES: Case[] = [
