@@ -357,6 +357,7 @@ export class HostsDocument {
             else high = middle - 1;
         }
         const from = this.countedOffsets[low] as number;
+        if (from === offset) return this.countedNewlines[low] as number;
         const count = (this.countedNewlines[low] as number) + countNewlines(this.body, from, offset);
         this.countedOffsets.splice(low + 1, 0, offset);
         this.countedNewlines.splice(low + 1, 0, count);
