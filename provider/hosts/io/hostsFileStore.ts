@@ -181,6 +181,10 @@ export class HostsFileStore {
         }
     }
 
+    private get newFileEnding(): "\n" | "\r\n" {
+        return this.options.newFileEnding ?? "\n";
+    }
+
     private async lock(real: string): Promise<HeldLock> {
         try {
             return await acquireFileLock(real, this.options.lock);
@@ -193,11 +197,10 @@ export class HostsFileStore {
     private async load(real: string, queue: FileQueue): Promise<{ doc: HostsDocument; signature: string }> {
         const signature = currentSignature(real);
         if (queue.cache && queue.cache.signature === signature) return queue.cache;
-        const ending = this.options.newFileEnding ?? "\n";
         queue.cache =
             signature === ""
-                ? { doc: HostsDocument.parse(new Uint8Array(), ending), signature }
-                : await readDocument(real, ending);
+                ? { doc: HostsDocument.parse(new Uint8Array(), this.newFileEnding), signature }
+                : await readDocument(real, this.newFileEnding);
         return queue.cache;
     }
 
@@ -217,7 +220,7 @@ export class HostsFileStore {
             // the bytes written instead, so a batch never costs more than what it touches plus one pass.
             const next =
                 doc.editedLines > REBASE_AFTER_EDITED_LINES
-                    ? HostsDocument.parse(data, this.options.newFileEnding ?? "\n", doc.lineCount)
+                    ? HostsDocument.parse(data, this.newFileEnding, doc.lineCount)
                     : doc;
             queue.cache = { doc: next, signature: outcome.signature };
             this.options.onWrite?.({ file: real, edits, bytes: data.length, method: outcome.method });

@@ -214,7 +214,7 @@ export class HostsDocument {
         for (const order of this.removedOrders) if (order < own.order) removedBefore++;
         const before = this.isOriginal(own)
             ? this.newlinesBefore(own.order)
-            : this.originalLineCount() + this.appended.indexOf(own);
+            : this.originalLineCount() + this.appendedIndex(own);
         return before - removedBefore + 1;
     }
 
@@ -229,7 +229,7 @@ export class HostsDocument {
             this.setEnding(last, this.lineEnding);
             ending = "";
         }
-        const order = this.body.length + 1 + this.appended.length;
+        const order = this.firstAppendedOrder() + this.appended.length;
         const line = new DocumentLine(this, order, 0, fromUtf8(utf8Text), ending);
         this.edits++;
         this.appended.push(line);
@@ -276,8 +276,13 @@ export class HostsDocument {
     }
 
     private unmarkRewritten(line: DocumentLine): void {
-        if (!this.rewritten.has(line)) return;
-        for (const name of line.entry?.names ?? []) this.rewrittenByName.get(foldCase(name))?.delete(line);
+        if (!this.rewritten.delete(line)) return;
+        for (const name of line.entry?.names ?? []) {
+            const key = foldCase(name);
+            const lines = this.rewrittenByName.get(key);
+            lines?.delete(line);
+            if (lines?.size === 0) this.rewrittenByName.delete(key);
+        }
     }
 
     /** The original lines on which `needle` (latin1) appears where a resolver could read it as a name. */
@@ -339,6 +344,16 @@ export class HostsDocument {
         return line.order < this.body.length;
     }
 
+    /** The order of the first appended line: past every original offset. */
+    private firstAppendedOrder(): number {
+        return this.body.length + 1;
+    }
+
+    /** The place of an appended line among the appended ones, from its order. */
+    private appendedIndex(line: DocumentLine): number {
+        return line.order - this.firstAppendedOrder();
+    }
+
     private originalLineCount(): number {
         if (this.originalLines === undefined) {
             const unterminated = this.body.length > 0 && !this.body.endsWith("\n") ? 1 : 0;
@@ -396,7 +411,7 @@ export class HostsDocument {
 
     private lineBefore(line: DocumentLine): DocumentLine | undefined {
         if (!this.isOriginal(line)) {
-            const at = this.appended.indexOf(line);
+            const at = this.appendedIndex(line);
             if (at > 0) return this.appended[at - 1];
             return this.body.length === 0 ? undefined : this.original(this.lineStartAt(this.body.length - 1));
         }

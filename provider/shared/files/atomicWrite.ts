@@ -27,7 +27,6 @@ import {
     statSync,
     unlinkSync,
 } from "node:fs";
-
 import { basename, dirname, join } from "node:path";
 import { overwrite, writeAll } from "./descriptors";
 import { codeOf } from "./errno";
