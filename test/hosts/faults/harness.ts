@@ -17,6 +17,7 @@ import {
     readFileSync,
     rmSync,
     writeFileSync,
+    writeSync,
 } from "node:fs";
 import { basename, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -129,6 +130,9 @@ export async function runSeed(options: RunOptions): Promise<RunReport> {
             chmodSync(file, 0o666);
         }
 
+        // What the harness did when, on the writers' clock (monotonic ns), for post-mortems of kept runs.
+        const events = openSync(join(logs, "harness.log"), "a", 0o644);
+        const event = (what: string) => writeSync(events, `${process.hrtime.bigint()} ${what}\n`);
         const start = (
             kind: Proc["kind"],
             plan: { slot: number; uid: number },
@@ -149,6 +153,7 @@ export async function runSeed(options: RunOptions): Promise<RunReport> {
                 stdio: ["pipe", "ignore", "pipe", fd],
             });
             closeSync(fd);
+            event(`start ${label} pid ${child.pid} uid ${plan.uid}`);
             const proc: Proc = {
                 label,
                 kind,
@@ -246,6 +251,7 @@ export async function runSeed(options: RunOptions): Promise<RunReport> {
             if (fault.signal === "SIGKILL") {
                 faults.kills++;
                 proc.killedByUs = true;
+                event(`SIGKILL ${proc.label}`);
                 proc.child.kill("SIGKILL");
                 await proc.exit;
                 if (!ending) {
@@ -258,8 +264,10 @@ export async function runSeed(options: RunOptions): Promise<RunReport> {
             if (fault.pauseMs > scenario.lock.staleMs) faults.longStops++;
             faults.longestStopMs = Math.max(faults.longestStopMs, fault.pauseMs);
             proc.stopped = true;
+            event(`SIGSTOP ${proc.label} for ${fault.pauseMs} ms`);
             proc.child.kill("SIGSTOP");
             await Promise.race([sleep(fault.pauseMs), proc.exit]);
+            if (proc.stopped) event(`SIGCONT ${proc.label}`);
             resume(proc);
         };
         for (const fault of scenario.faults) {
@@ -272,6 +280,7 @@ export async function runSeed(options: RunOptions): Promise<RunReport> {
 
         // Stop everyone: resume the stopped, let each finish its operations, and wait.
         ending = true;
+        event("end: resume and stop everyone");
         for (const proc of procs) resume(proc);
         await Promise.all(pending);
         for (const proc of procs) resume(proc);
@@ -310,6 +319,7 @@ export async function runSeed(options: RunOptions): Promise<RunReport> {
             );
         }
         const finalText = readFileSync(file, "latin1");
+        closeSync(events);
 
         for (const proc of procs) {
             const { code, signal } = await proc.exit;

@@ -203,6 +203,8 @@ function statuses(
 ): Map<number, Status> {
     const result = new Map<number, Status>();
     const begins = new Map<string, bigint>();
+    /** When each acknowledged create began and was answered, kept while its delete runs. */
+    const created = new Map<number, { beginAt: bigint; ackAt: bigint }>();
     for (const text of log.lines) {
         const [event, nText, timeText, detail] = text.split(" ") as [string, string, string, string | undefined];
         if (event === "e") {
@@ -221,17 +223,17 @@ function statuses(
                 break;
             case "a+":
                 counts.acknowledged.creates++;
+                created.set(n, { beginAt: begins.get(`+${n}`) ?? at, ackAt: at });
                 result.set(n, { state: "present", beginAt: begins.get(`+${n}`) ?? at, ackAt: at });
                 break;
             case "a-": {
                 counts.acknowledged.deletes++;
-                const before = result.get(n);
                 counts.checks++;
                 if (detail !== "1") {
                     // The line was gone before its writer deleted it: an acknowledged entry was lost meanwhile.
-                    const created = before?.state === "present" ? before : undefined;
+                    const creation = created.get(n);
                     const excused =
-                        created !== undefined && dropped(rewrites, entryLine(log.slot, log.gen, n), created);
+                        creation !== undefined && dropped(rewrites, entryLine(log.slot, log.gen, n), creation);
                     if (excused) counts.excused++;
                     else
                         violations.push(
