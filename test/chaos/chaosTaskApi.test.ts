@@ -1,0 +1,79 @@
+// Issue 18, section 5: the chaos task API. A fixed budget of seeds, each a randomized program of creates,
+// updates, refreshes, deletes and interruptions played by the Datastore provider (in this process, on
+// virtual time) against the real task API server behind a proxy that misbehaves per request in every
+// way the attacks found (faults.ts), then healed with the chaos off; every invariant (invariants.ts) is
+// checked after every request, operation and command. Prints the seeds and the counts; a failing seed is
+// named with the command that replays exactly it.
+//
+//   CHAOS_SEEDS=n CHAOS_FROM=s npx mocha test/chaos/chaosTaskApi.test.ts   another budget or window
+//   node -r ts-node/register/transpile-only test/chaos/soak.ts --seeds 1000   the soak
+
+import { strict as assert } from "node:assert";
+import { type RunCounts, type RunReport, runSeed } from "./chaosRun";
+import { FAULT_KINDS } from "./faults";
+import { formatCounts, probeOverflow, sumCounts, violationsByInvariant } from "./report";
+
+/** The CI budget: about a minute on two shared cores. */
+const DEFAULT_SEEDS = 250;
+
+function numberFrom(name: string, fallback: number): number {
+    const value = Number(process.env[name]);
+    return Number.isSafeInteger(value) && value > 0 ? value : fallback;
+}
+
+describe("chaos task API (issue 18, section 5)", function () {
+    this.timeout(10 * 60_000);
+    const seeds = numberFrom("CHAOS_SEEDS", DEFAULT_SEEDS);
+    const from = numberFrom("CHAOS_FROM", 1);
+    const reports: RunReport[] = [];
+
+    before(async () => {
+        const overflowingTimers = await probeOverflow();
+        const startedAt = Date.now();
+        for (let seed = from; seed < from + seeds; seed++) reports.push(await runSeed({ seed, overflowingTimers }));
+        const total: RunCounts = sumCounts(reports.map((report) => report.counts));
+        console.log(
+            `      seeds ${from}..${from + seeds - 1} in ${((Date.now() - startedAt) / 1000).toFixed(1)} s` +
+                `${overflowingTimers ? " (the production timers overflow beyond 2^31-1 ms)" : ""}\n` +
+                formatCounts(total, true)
+                    .split("\n")
+                    .map((line) => `      ${line}`)
+                    .join("\n"),
+        );
+    });
+
+    it("holds every invariant on every seed", () => {
+        const failing = reports.filter((report) => report.violations.length > 0);
+        // The gravest first: lower invariants are about data and origins, 6 about messages.
+        const gravest = (report: RunReport) =>
+            [...report.violations].sort((a, b) => a.invariant.localeCompare(b.invariant));
+        const ordered = [...failing].sort(
+            (a, b) => gravest(a)[0]?.invariant.localeCompare(gravest(b)[0]?.invariant ?? "") ?? 0,
+        );
+        const described = ordered.slice(0, 12).map((report) => {
+            const first = gravest(report)
+                .slice(0, 4)
+                .map((v) => `    ${v.invariant} (${v.where}): ${v.detail.slice(0, 400)}`)
+                .join("\n");
+            const more = report.violations.length > 4 ? `\n    ... ${report.violations.length - 4} more` : "";
+            return (
+                `  seed ${report.seed}: ${report.violations.length} violation(s)\n${first}${more}\n` +
+                `    replay: node -r ts-node/register/transpile-only test/chaos/soak.ts --seed ${report.seed}`
+            );
+        });
+        const summary = violationsByInvariant(failing).join("\n  ");
+        assert.equal(
+            failing.length,
+            0,
+            `${failing.length} of ${reports.length} seeds broke invariants:\n  ${summary}\n${described.join("\n")}`,
+        );
+    });
+
+    it("injected every kind of fault, and interrupted operations", () => {
+        const total = sumCounts(reports.map((report) => report.counts));
+        const missing = FAULT_KINDS.filter((kind) => !total.faults[kind]);
+        assert.deepEqual(missing, [], `fault kinds never injected in ${seeds} seeds: a budget this small tests less`);
+        assert.ok(total.interruptions > 0, "no operation was interrupted");
+        assert.ok(total.healingUps > 0 && total.invariantChecks > 0);
+    });
+});
