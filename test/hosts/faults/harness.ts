@@ -64,6 +64,8 @@ export interface FaultCounts {
     tornInPlace: number;
     /** Torn snapshots where every write renames: a violation. */
     tornStrict: number;
+    /** Snapshots holding a NUL byte (an in-place write's journal, seen without the lock). */
+    withNul: number;
     wholeBeforeRecovery: boolean;
 }
 
@@ -206,6 +208,7 @@ export async function runSeed(options: RunOptions): Promise<RunReport> {
             snapshots: 0,
             tornInPlace: 0,
             tornStrict: 0,
+            withNul: 0,
             wholeBeforeRecovery: true,
         };
         const violations: string[] = [];
@@ -217,6 +220,7 @@ export async function runSeed(options: RunOptions): Promise<RunReport> {
             snapshotChecks++;
             const view = viewOf(text, scenario.base);
             if (isWhole(view) || appendInFlight(view)) return;
+            if (text.includes("\0")) faults.withNul++;
             if (!strictSnapshots) {
                 faults.tornInPlace++;
                 return;
@@ -463,9 +467,25 @@ function summarize(
         `  snapshots without the lock: ${faults.snapshots}, ` +
             (strictSnapshots
                 ? `every write renames: ${faults.tornStrict} torn (must be 0)`
-                : `${faults.tornInPlace} torn while in-place writes run (documented: not atomic for readers without the lock)`) +
+                : `${faults.tornInPlace} torn while in-place writes run (documented: not atomic for readers without ` +
+                  `the lock), ${faults.withNul} of them with NUL bytes`) +
             `; file whole before the recovery run: ${faults.wholeBeforeRecovery ? "yes" : "no"}`,
         `  invariant checks: ${counts.checks} (${counts.excused} findings excused as a foreign rewrite's own doing); ` +
-            `violations: ${violations.length}`,
+            `violations: ${violations.length}${violations.length > 0 ? ` (${kindsOf(violations)})` : ""}`,
     ];
+}
+
+/** Violations counted by kind (entries and numbers left out). */
+export function kindsOf(violations: readonly string[]): string {
+    const kinds = new Map<string, number>();
+    for (const violation of violations) {
+        const kind = violation
+            .replace(/entry w\d+-\d+-\d+( \(writer \d+, process \d+\))?:/, "entry")
+            .replace(/ \((?:uid|writer|expected|base intact)[^)]*\)/g, "")
+            .replace(/\d+ times/, "N times")
+            .replace(/: .*$/, "")
+            .trim();
+        kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+    }
+    return [...kinds].map(([kind, n]) => `${n}x ${kind}`).join("; ");
 }

@@ -12,7 +12,7 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { canBindMount, isRoot } from "../../support/system";
-import { DEFAULT_DIST, type RunReport, replayCommand, runSeed } from "./harness";
+import { DEFAULT_DIST, kindsOf, type RunReport, replayCommand, runSeed } from "./harness";
 
 async function main(): Promise<number> {
     const { values } = parseArgs({
@@ -42,6 +42,7 @@ async function main(): Promise<number> {
     );
 
     const failing: RunReport[] = [];
+    const allViolations: string[] = [];
     const total = {
         ops: 0,
         failedOps: 0,
@@ -77,6 +78,7 @@ async function main(): Promise<number> {
         total.excused += counts.excused;
         total.violations += report.violations.length;
         if (report.violations.length > 0) failing.push(report);
+        allViolations.push(...report.violations);
     }
     console.log(
         `\ntotal: ${seeds.length} runs in ${Math.round((Date.now() - started) / 1000)} s; ${total.ops} operations acknowledged ` +
@@ -85,6 +87,7 @@ async function main(): Promise<number> {
             `lines ${total.appended} written, ${total.foreignLost} lost; ${total.checks} invariant checks (${total.excused} excused ` +
             `as a foreign rewrite's doing); ${total.violations} violations in ${failing.length} run(s)`,
     );
+    if (allViolations.length > 0) console.log(`violations by kind: ${kindsOf(allViolations)}`);
     for (const report of failing) {
         console.log(
             `  seed ${report.scenario.seed}: ${report.violations.length} violation(s); replay: ${replayCommand(report.scenario.seed, durationMs, dist)}`,
