@@ -9,8 +9,9 @@ import { TaskDeadlineError } from "../errors/taskDeadlineError";
 import { TaskFailedError } from "../errors/taskFailedError";
 import { TaskInterruptedError } from "../errors/taskInterruptedError";
 import { TaskPollingError } from "../errors/taskPollingError";
-import type { AsyncOperation } from "../protocol/wire";
-import { backoffBand, estimateRemaining, nextWait, type PollSchedule } from "./pollSchedule";
+import { describeValue } from "../protocol/answers";
+import { type AsyncOperation, isApiId } from "../protocol/wire";
+import { backoffBand, estimateRemaining, nextWait, type PollSchedule, suggestedWaitMs } from "./pollSchedule";
 import type { TaskApiClient } from "./taskApiClient";
 
 const KNOWN_STATES = new Set(["QUEUED", "RUNNING", "SUCCEEDED", "FAILED"]);
@@ -70,12 +71,12 @@ export async function waitForTask(options: WaitForTaskOptions): Promise<TaskOutc
 
         const now = clock();
         if (now >= options.deadline) throw new TaskDeadlineError(taskUri, last, options.deadline - options.startedAt);
-        const suggested = last.suggestedPollingIntervalSeconds;
         const wait = nextWait({
             attempt,
             schedule: options.schedule,
             random: options.random,
-            suggestedMs: suggested === undefined ? undefined : suggested * 1000,
+            // Only a positive number, within bounds: 0.0001 s must not poll hot, nor 1e9 s never.
+            suggestedMs: suggestedWaitMs(last.suggestedPollingIntervalSeconds),
             estimatedRemainingMs:
                 last.state === "RUNNING" ? estimateRemaining(last.progressPercent, now - options.startedAt) : undefined,
             mayPollEarly: !polledEarly,
@@ -84,7 +85,7 @@ export async function waitForTask(options: WaitForTaskOptions): Promise<TaskOutc
         if (wait < backoffBand(attempt, options.schedule).low) polledEarly = true;
         try {
             // Never sleep past the deadline: one last look at it, then give up.
-            await options.sleep(Math.min(wait, options.deadline - now), options.signal);
+            await options.sleep(Math.max(0, Math.min(wait, options.deadline - now)), options.signal);
         } catch {
             throw new TaskInterruptedError(taskUri, last);
         }
@@ -93,8 +94,24 @@ export async function waitForTask(options: WaitForTaskOptions): Promise<TaskOutc
 
 function validOperation(body: unknown, taskUri: string): AsyncOperation {
     const operation = body as Partial<AsyncOperation> | undefined;
-    if (!operation || typeof operation.id !== "string" || typeof operation.state !== "string") {
+    if (!operation || typeof operation !== "object" || typeof operation.state !== "string") {
         throw new MalformedResponseError("GET", taskUri, "the answer is not a task (no id or state)");
+    }
+    // Its id goes into the stack's state and, later, into a path: it must be the one asked for.
+    const asked = taskUri.slice(taskUri.lastIndexOf("/") + 1);
+    if (!isApiId(operation.id) || operation.id !== asked) {
+        throw new MalformedResponseError(
+            "GET",
+            taskUri,
+            `the answer is not the task asked for: its id is ${describeValue(operation.id)}, not ${describeValue(asked)}`,
+        );
+    }
+    const resources = operation.associatedResources;
+    if (
+        resources !== undefined &&
+        (!Array.isArray(resources) || !resources.every((r) => typeof r === "object" && r !== null))
+    ) {
+        throw new MalformedResponseError("GET", taskUri, "the task's associatedResources is not a list of resources");
     }
     if (!KNOWN_STATES.has(operation.state)) {
         throw new MalformedResponseError(

@@ -26,14 +26,27 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 /** The header whose value makes a mutating request safe to retry. */
 export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
 
-/** The path of one datastore. */
-export function datastoreUri(id: string): string {
-    return `${DATASTORES_PATH}/${id}`;
+/**
+ * The shape of every id the API issues (datastores, async operations): one path segment of RFC 3986
+ * unreserved characters, starting with a letter or digit, at most 128 long. It takes the UUIDs the API
+ * issues and refuses whatever could leave the collection or change the request once put into a path:
+ * `.`, `..`, `/`, `?`, `#`, `%`, the empty id.
+ */
+export const API_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._~-]{0,127}$/;
+
+/** Whether `value` is an id the API could have issued (API_ID_PATTERN). */
+export function isApiId(value: unknown): value is string {
+    return typeof value === "string" && API_ID_PATTERN.test(value);
 }
 
-/** The path of one async operation: the Location of the 202 that started it. */
+/** The path of one datastore; its id is encoded as one path segment. */
+export function datastoreUri(id: string): string {
+    return `${DATASTORES_PATH}/${encodeURIComponent(id)}`;
+}
+
+/** The path of one async operation (the Location of the 202 that started it); its id is encoded as one path segment. */
 export function operationUri(id: string): string {
-    return `${ASYNC_OPERATIONS_PATH}/${id}`;
+    return `${ASYNC_OPERATIONS_PATH}/${encodeURIComponent(id)}`;
 }
 
 /** A UUID as the API writes them: 8-4-4-4-12 hexadecimal digits, either case. */

@@ -1,6 +1,6 @@
 // Guards the timing of polls and retries (provider/tasks/core/pollSchedule.ts): backoff bands that double
-// from initialMs and stop at maxMs, jitter over the upper half of each band, the server's Retry-After and
-// suggested interval winning, waits aimed a little after a task's estimated end, the estimate itself, and
+// from initialMs and stop at maxMs, jitter over the upper half of each band, the server's Retry-After
+// winning but never below the band, its suggested interval winning within [1 s, 5 min], waits aimed a little after a task's estimated end, the estimate itself, and
 // Retry-After parsing (delay-seconds and HTTP dates against an injected now). A seeded simulation checks
 // the promise of the module's header: 1-3 s tasks are seen ended within log2(duration/100 ms)+3 polls.
 // Pure: no server, no timers.
@@ -11,9 +11,12 @@ import {
     backoffBand,
     DEFAULT_POLL_SCHEDULE,
     estimateRemaining,
+    HINT_CEILING_MS,
+    HINT_FLOOR_MS,
     nextWait,
     type PollSchedule,
     parseRetryAfter,
+    suggestedWaitMs,
 } from "../../../provider/tasks/client/pollSchedule";
 
 const SCHEDULE: PollSchedule = { initialMs: 100, maxMs: 10_000 };
@@ -103,19 +106,33 @@ describe("pollSchedule", () => {
             assert.notDeepEqual(draws(42), draws(43));
         });
 
-        describe("Retry-After wins", () => {
-            it("over the band, the suggestion and the estimate, spread by less than initialMs", () => {
+        describe("Retry-After wins, never below the backoff band", () => {
+            it("over the suggestion and the estimate, spread by less than initialMs, while above the band", () => {
                 const random = seededRandom(1);
                 for (let i = 0; i < 500; i++) {
+                    const attempt = i % 6;
                     const wait = nextWait({
-                        attempt: i % 12,
+                        attempt,
                         schedule: SCHEDULE,
                         random,
                         retryAfterMs: 5000,
                         suggestedMs: 1000,
                         estimatedRemainingMs: 20,
                     });
+                    assert.ok(backoffBand(attempt, SCHEDULE).high <= 5000, "the band is below the Retry-After");
                     assert.ok(wait >= 5000 && wait < 5000 + SCHEDULE.initialMs, String(wait));
+                }
+            });
+
+            it("waits at least the Retry-After and at least the band's low end, at most the larger of their tops", () => {
+                const random = seededRandom(3);
+                for (const retryAfterMs of [0, 1, 50, 2000, 5000, 60_000]) {
+                    for (let attempt = 0; attempt < 20; attempt++) {
+                        const { low, high } = backoffBand(attempt, SCHEDULE);
+                        const wait = nextWait({ attempt, schedule: SCHEDULE, random, retryAfterMs });
+                        assert.ok(wait >= retryAfterMs && wait >= low, `${retryAfterMs}/${attempt}: ${wait}`);
+                        assert.ok(wait <= Math.max(retryAfterMs + SCHEDULE.initialMs, high), `${wait}`);
+                    }
                 }
             });
 
@@ -131,9 +148,10 @@ describe("pollSchedule", () => {
                 assert.equal(nextWait({ attempt: 0, schedule, random: () => 0.5, retryAfterMs: 3000 }), 3500);
             });
 
-            it("of zero still spreads the clients told it", () => {
+            it("of zero backs off as the band does, so a server answering it to every request is not hammered", () => {
+                // Issue 18: "Retry-After: 0" on every 429 looped at hundreds of requests a second.
                 const wait = nextWait({ attempt: 5, schedule: SCHEDULE, random: () => 0.25, retryAfterMs: 0 });
-                assert.equal(wait, 25);
+                assert.equal(wait, 1600 + 0.25 * 1600);
             });
         });
 
@@ -159,11 +177,44 @@ describe("pollSchedule", () => {
             });
 
             it("unless it is not positive: then the band rules", () => {
-                for (const suggestedMs of [0, -1000]) {
+                for (const suggestedMs of [0, -1000, Number.NaN]) {
                     const wait = nextWait({ attempt: 1, schedule: SCHEDULE, random: () => 0.5, suggestedMs });
                     assert.equal(wait, 150);
                 }
             });
+
+            it(`clamped to [${HINT_FLOOR_MS} ms, ${HINT_CEILING_MS} ms]`, () => {
+                const wait = (suggestedMs: number) =>
+                    nextWait({ attempt: 0, schedule: SCHEDULE, random: NO_RANDOM, suggestedMs });
+                assert.equal(wait(0.1), HINT_FLOOR_MS);
+                assert.equal(wait(999), HINT_FLOOR_MS);
+                assert.equal(wait(1e12), HINT_CEILING_MS);
+                assert.equal(wait(Number.POSITIVE_INFINITY), HINT_CEILING_MS);
+            });
+        });
+
+        describe("suggestedWaitMs (a task's suggestedPollingIntervalSeconds)", () => {
+            const cases: [seconds: unknown, ms: number | undefined][] = [
+                [30, 30_000],
+                [2, 2000],
+                [1, HINT_FLOOR_MS],
+                [0.0001, HINT_FLOOR_MS],
+                [1e9, HINT_CEILING_MS],
+                [300, HINT_CEILING_MS],
+                [0, undefined],
+                [-5, undefined],
+                [Number.NaN, undefined],
+                ["5", undefined],
+                ["0.0001", undefined],
+                [null, undefined],
+                [undefined, undefined],
+                [{}, undefined],
+            ];
+            for (const [seconds, ms] of cases) {
+                it(`is ${ms} for ${typeof seconds === "string" ? JSON.stringify(seconds) : String(seconds)}`, () => {
+                    assert.equal(suggestedWaitMs(seconds), ms);
+                });
+            }
         });
 
         describe("an estimated end", () => {

@@ -63,7 +63,8 @@ describe("waitForTask", () => {
         const accepted = await client.send<TaskAccepted>({ method: "POST", path: DATASTORES_PATH, body: createBody() });
         assert.ok(accepted.location);
         server.clearRequests();
-        return accepted.location;
+        // The client hands the Location back as sent; DatastoreApi resolves and checks it.
+        return new URL(accepted.location, server.url).toString();
     }
 
     function options(taskUri: string, overrides: Partial<WaitForTaskOptions> = {}): WaitForTaskOptions {
