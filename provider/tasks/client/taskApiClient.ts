@@ -1,10 +1,13 @@
 // The one place that talks HTTP to the task API: bearer authentication, a timeout per request, the
 // caller's abort signal, and retries of what is safe to repeat (retryPolicy.ts) with the waits of
-// pollSchedule.ts. Answers are parsed strictly: invalid JSON and error statuses become typed errors,
-// whose messages never contain the token. Requests never leave the configured API's origin (no
-// redirects are followed, and a Location elsewhere is refused), and no answer is read past
-// MAX_RESPONSE_BYTES.
+// pollSchedule.ts, never past the caller's deadline. Answers are parsed strictly and defensively
+// (answerBody.ts): invalid JSON and error statuses become typed errors, whose messages never contain
+// the token; the request's timer and the caller's abort cover reading the body too. Requests never
+// leave the configured API's origin (no redirects are followed, and an absolute URL elsewhere is
+// refused); a Location is handed back as the server sent it, for the caller that takes a task from it
+// to check (DatastoreApi).
 
+import { formatDuration } from "../../shared/duration";
 import { codeOf } from "../../shared/files/errno";
 import { type Clock, type Sleep, systemClock, type Timeout, timerSleep, timerTimeout } from "../../shared/time";
 import { CrossOriginError } from "../errors/crossOriginError";
@@ -12,6 +15,7 @@ import { MalformedResponseError } from "../errors/malformedResponseError";
 import { TaskApiError } from "../errors/taskApiError";
 import { TaskApiUnreachableError } from "../errors/taskApiUnreachableError";
 import { IDEMPOTENCY_KEY_HEADER } from "../protocol/wire";
+import { abortion, MAX_RESPONSE_BYTES, mapStrings, type Parsed, parseJson, readBody } from "./answerBody";
 import { DEFAULT_POLL_SCHEDULE, nextWait, type PollSchedule, parseRetryAfter } from "./pollSchedule";
 import { isThrottled, mayRetry } from "./retryPolicy";
 
@@ -45,24 +49,36 @@ export interface TaskApiRequest {
     /** Makes POST and PATCH safe to retry, and lets the server recognise a repeated create. */
     readonly idempotencyKey?: string;
     readonly signal?: AbortSignal | undefined;
-    /** Clock time after which no retry is started. */
+    /** Clock time after which no retry is started, and past which no wait reaches. */
     readonly deadline?: number | undefined;
+    /** What sets the deadline, for messages: `timeouts.read`. */
+    readonly deadlineSetting?: string | undefined;
 }
 
 /** An answer with a success status. */
 export interface TaskApiResponse<T> {
     readonly status: number;
     readonly body: T | undefined;
-    /** The Location header, resolved against the base URL. */
+    /** The Location header as the server sent it (unresolved, unchecked: only a 202's names a task). */
     readonly location: string | undefined;
 }
 
+/** An answer as read off the wire: `text` is undefined when the body was too large to read. */
+interface Answer {
+    readonly status: number;
+    readonly statusText: string;
+    readonly headers: Headers;
+    readonly text: string | undefined;
+}
+
+export { MAX_RESPONSE_BYTES };
+
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 const DEFAULT_MAX_ATTEMPTS = 6;
-/** The largest answer read (the API's answers are a few KB; a list of thousands of datastores fits). */
-export const MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 /** How much of a server's error text goes into a message. */
 const ERROR_TEXT_CHARS = 200;
+/** How much of an error body's `message` goes into a message. */
+const ERROR_MESSAGE_CHARS = 1000;
 
 /** A client for one task API. */
 export class TaskApiClient {
@@ -93,16 +109,15 @@ export class TaskApiClient {
         let failures = 0;
         for (let attempt = 0; ; attempt++) {
             request.signal?.throwIfAborted();
-            let response: Response;
+            let answer: Answer;
             try {
-                response = await this.fetchOnce(url, request);
+                answer = await this.fetchOnce(url, request);
             } catch (error) {
                 if (request.signal?.aborted) throw request.signal.reason;
-                if (error instanceof MalformedResponseError) throw error;
                 failures++;
                 const outcome = { networkError: true } as const;
                 const retryable = mayRetry(request.method, !!request.idempotencyKey, outcome);
-                if (!retryable || failures >= maxAttempts || !this.hasTime(request, undefined)) {
+                if (!retryable || failures >= maxAttempts || this.lateBy(request, undefined) !== undefined) {
                     throw new TaskApiUnreachableError(
                         request.method,
                         this.redact(url),
@@ -113,16 +128,16 @@ export class TaskApiClient {
                 await this.wait(attempt, undefined, request);
                 continue;
             }
-            if (response.ok) return await this.parseSuccess<T>(request, response);
-            const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"), this.clock());
-            const throttled = isThrottled(response.status) && retryAfterMs !== undefined;
+            if (answer.status >= 200 && answer.status < 300) return this.parseSuccess<T>(request, answer);
+            const retryAfterMs = parseRetryAfter(answer.headers.get("retry-after"), this.clock());
+            const throttled = isThrottled(answer.status) && retryAfterMs !== undefined;
             if (!throttled) failures++;
-            const outcome = { status: response.status, retryAfter: retryAfterMs !== undefined };
+            const outcome = { status: answer.status, retryAfter: retryAfterMs !== undefined };
             const retryable = mayRetry(request.method, !!request.idempotencyKey, outcome);
-            if (!retryable || failures >= maxAttempts || !this.hasTime(request, retryAfterMs)) {
-                throw await this.errorOf(request, response);
-            }
-            await response.body?.cancel();
+            if (!retryable || failures >= maxAttempts) throw this.errorOf(request, answer);
+            // A Retry-After that reaches past the deadline: give up now rather than sleep towards it.
+            const late = this.lateBy(request, retryAfterMs);
+            if (late !== undefined) throw this.errorOf(request, answer, late);
             await this.wait(attempt, retryAfterMs, request);
         }
     }
@@ -135,20 +150,19 @@ export class TaskApiClient {
         return url.toString();
     }
 
-    private async fetchOnce(url: string, request: TaskApiRequest): Promise<Response> {
+    private async fetchOnce(url: string, request: TaskApiRequest): Promise<Answer> {
         // One controller per request, aborted only when the request must stop: by the caller's signal or
         // by its timer. (A composite signal and an abortable sleep per request cost 0.35-0.45 CPU-s more
         // per 200 creates in the benchmark, spent building abort errors for requests that had succeeded.)
         const timeoutMs = this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
         const controller = new AbortController();
-        let timedOut: Error | undefined;
         const cancelTimer = this.timeout(timeoutMs, () => {
-            timedOut = new Error(`no answer within ${timeoutMs} ms`);
-            controller.abort(timedOut);
+            controller.abort(new Error(`no answer within ${timeoutMs} ms`));
         });
         const forwardAbort = () => controller.abort(request.signal?.reason);
         request.signal?.addEventListener("abort", forwardAbort, { once: true });
-        const signal = controller.signal;
+        // Every await below is raced against it: fetch's own signal does not always reach the body.
+        const stopped = abortion(controller.signal);
         const headers: Record<string, string> = {
             authorization: `Bearer ${this.options.token}`,
             accept: "application/json",
@@ -156,94 +170,97 @@ export class TaskApiClient {
         if (request.body !== undefined) headers["content-type"] = "application/json";
         if (request.idempotencyKey) headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()] = request.idempotencyKey;
         try {
-            const response = await this.fetch(url, {
+            const pending = this.fetch(url, {
                 method: request.method,
                 headers,
                 ...(request.body !== undefined ? { body: JSON.stringify(request.body) } : {}),
-                signal,
+                signal: controller.signal,
                 // A redirect could carry the token, the body and the key elsewhere; the API never redirects.
                 redirect: "error",
             });
+            let response: Response;
+            try {
+                response = await Promise.race([pending, stopped.promise]);
+            } catch (error) {
+                // Stopped first: an answer that still comes is not read.
+                pending.then(
+                    (late) => late.body?.cancel().catch(() => undefined),
+                    () => undefined,
+                );
+                throw error;
+            }
             // Read the body before the timer is cancelled: a server that stalls mid-body times out too.
-            const text = await readCapped(
-                response,
-                () =>
-                    new MalformedResponseError(
-                        request.method,
-                        this.redact(request.path),
-                        `the answer is larger than ${MAX_RESPONSE_BYTES} bytes, more than any answer of the API`,
-                    ),
-            );
-            return new Response(text.length > 0 ? text : null, {
-                status: response.status,
-                statusText: response.statusText,
-                headers: response.headers,
-            });
+            const text = await readBody(response, stopped.promise);
+            return { status: response.status, statusText: response.statusText, headers: response.headers, text };
         } catch (error) {
-            throw timedOut && signal.reason === timedOut ? timedOut : error;
+            throw controller.signal.aborted ? controller.signal.reason : error;
         } finally {
             cancelTimer();
+            stopped.dispose();
             request.signal?.removeEventListener("abort", forwardAbort);
         }
     }
 
-    private async parseSuccess<T>(request: TaskApiRequest, response: Response): Promise<TaskApiResponse<T>> {
-        const text = await response.text();
-        let body: T | undefined;
-        if (text.length > 0) {
-            try {
-                body = JSON.parse(text) as T;
-            } catch {
-                throw new MalformedResponseError(
-                    request.method,
-                    this.redact(request.path),
-                    `status ${response.status} with a body that is not JSON`,
-                );
-            }
+    private parseSuccess<T>(request: TaskApiRequest, answer: Answer): TaskApiResponse<T> {
+        const malformed = (problem: string) =>
+            new MalformedResponseError(request.method, this.redact(request.path), problem, answer.status);
+        if (answer.text === undefined) {
+            throw malformed(`the answer is larger than ${MAX_RESPONSE_BYTES} bytes, more than any answer of the API`);
         }
-        const location = response.headers.get("location");
-        return { status: response.status, body, location: location ? this.resolve(location) : undefined };
+        const parsed = parseJson(answer.text);
+        if ("refused" in parsed) throw malformed(`status ${answer.status}, but ${parsed.refused}`);
+        if ("notJson" in parsed) throw malformed(`status ${answer.status} with a body that is not JSON`);
+        return {
+            status: answer.status,
+            body: parsed.value as T | undefined,
+            location: answer.headers.get("location") ?? undefined,
+        };
     }
 
-    private async errorOf(request: TaskApiRequest, response: Response): Promise<Error> {
-        const text = await response.text();
-        let body: unknown;
-        try {
-            body = text.length > 0 ? JSON.parse(text) : undefined;
-        } catch {
-            body = undefined;
-        }
-        const parsed = body as { error?: unknown; message?: unknown } | undefined;
-        const code = typeof parsed?.error === "string" ? parsed.error : undefined;
+    /** A TaskApiError for an error answer, whatever its body: never anything else, never a throw. */
+    private errorOf(request: TaskApiRequest, answer: Answer, advice?: string): TaskApiError {
+        const text = answer.text;
+        const parsed: Parsed =
+            text === undefined
+                ? { refused: `its body is larger than ${MAX_RESPONSE_BYTES} bytes and was not read` }
+                : parseJson(text);
+        const body = "value" in parsed ? parsed.value : undefined;
+        const fields = (typeof body === "object" && body !== null ? body : {}) as {
+            error?: unknown;
+            message?: unknown;
+        };
+        const code = typeof fields.error === "string" ? fields.error.slice(0, ERROR_TEXT_CHARS) : undefined;
         // Redact before cutting: a cut could split the token and leave part of it in clear.
-        const message =
-            typeof parsed?.message === "string"
-                ? this.redact(parsed.message)
-                : this.redact(text).slice(0, ERROR_TEXT_CHARS) || response.statusText;
+        let message: string;
+        if (typeof fields.message === "string") message = this.redact(fields.message).slice(0, ERROR_MESSAGE_CHARS);
+        else if ("refused" in parsed) message = `${answer.statusText || "no message"} (${parsed.refused})`;
+        else message = this.redact(text ?? "").slice(0, ERROR_TEXT_CHARS) || answer.statusText;
         return new TaskApiError(
             request.method,
             this.redact(request.path),
-            response.status,
-            code,
+            answer.status,
+            code === undefined ? undefined : this.redact(code),
             message,
-            this.redactAll(body),
+            mapStrings(body, (value) => this.redact(value)),
+            advice,
         );
     }
 
-    /** A parsed body with the token removed from every string in it (errors are logged whole). */
-    private redactAll(value: unknown): unknown {
-        if (typeof value === "string") return this.redact(value);
-        if (Array.isArray(value)) return value.map((item) => this.redactAll(item));
-        if (typeof value === "object" && value !== null) {
-            return Object.fromEntries(
-                Object.entries(value).map(([key, item]) => [this.redact(key), this.redactAll(item)]),
-            );
-        }
-        return value;
-    }
-
-    private hasTime(request: TaskApiRequest, waitMs: number | undefined): boolean {
-        return request.deadline === undefined || this.clock() + (waitMs ?? 0) < request.deadline;
+    /**
+     * Undefined while a retry after `waitMs` (a Retry-After) still starts before the request's deadline;
+     * otherwise why it would not, and what to do.
+     */
+    private lateBy(request: TaskApiRequest, waitMs: number | undefined): string | undefined {
+        if (request.deadline === undefined) return undefined;
+        const now = this.clock();
+        if (now + (waitMs ?? 0) < request.deadline) return undefined;
+        const setting = request.deadlineSetting ?? "the resource's timeouts";
+        const what =
+            now < request.deadline && waitMs !== undefined
+                ? `The API asked to retry after ${formatDuration(waitMs)}, past the operation's deadline ` +
+                  `(${formatDuration(request.deadline - now)} from now)`
+                : "The operation's deadline has passed";
+        return `${what}: raise ${setting}, or retry later`;
     }
 
     private async wait(attempt: number, retryAfterMs: number | undefined, request: TaskApiRequest): Promise<void> {
@@ -252,34 +269,15 @@ export class TaskApiClient {
         await this.sleep(ms, request.signal);
     }
 
+    /** The base URL of the API: where every path is resolved, and the only origin requests go to. */
+    get baseUrl(): string {
+        return this.options.baseUrl;
+    }
+
     /** Removes the token from text that may echo a request (a URL, a server message). */
-    private redact(text: string): string {
+    redact(text: string): string {
         return this.options.token.length > 0 ? text.split(this.options.token).join("[redacted]") : text;
     }
-}
-
-/** The body as text, failing with `tooLarge()` as soon as it passes MAX_RESPONSE_BYTES (declared or read). */
-async function readCapped(response: Response, tooLarge: () => Error): Promise<string> {
-    const declared = Number(response.headers.get("content-length") ?? 0);
-    if (declared > MAX_RESPONSE_BYTES) {
-        await response.body?.cancel();
-        throw tooLarge();
-    }
-    const reader = response.body?.getReader();
-    if (!reader) return "";
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        size += value.byteLength;
-        if (size > MAX_RESPONSE_BYTES) {
-            await reader.cancel();
-            throw tooLarge();
-        }
-        chunks.push(value);
-    }
-    return Buffer.concat(chunks).toString("utf8");
 }
 
 function reasonOf(error: unknown): string {

@@ -26,7 +26,7 @@ import {
 } from "../../../provider/tasks/protocol/wire";
 import { createBody, FakeTime, heldSleep, REQUEST_TIMEOUT_MS, rejection, Servers, START, TOKEN } from "./support";
 
-const OPERATION_URL = /^http:\/\/127\.0\.0\.1:\d+\/data-services\/v1beta1\/async-operations\/[0-9a-f-]{36}$/;
+const OPERATION_PATH = /^\/data-services\/v1beta1\/async-operations\/[0-9a-f-]{36}$/;
 
 interface SentRequest {
     readonly url: string;
@@ -104,7 +104,7 @@ describe("TaskApiClient", () => {
             assert.deepEqual(time.waits, []);
         });
 
-        it("sends a body as JSON with its Idempotency-Key, and resolves a 202's Location to an absolute URL", async () => {
+        it("sends a body as JSON with its Idempotency-Key, and hands a 202's Location back as the server sent it", async () => {
             const response = await clientOf().send<TaskAccepted>({
                 method: "POST",
                 path: DATASTORES_PATH,
@@ -112,9 +112,8 @@ describe("TaskApiClient", () => {
                 idempotencyKey: "create-ds19-1",
             });
             assert.equal(response.status, 202);
-            assert.match(response.location ?? "", OPERATION_URL);
-            assert.ok(response.location?.startsWith(`${server.url}${ASYNC_OPERATIONS_PATH}/`));
-            assert.equal(response.location, `${server.url}${response.body?.taskUri}`);
+            assert.match(response.location ?? "", OPERATION_PATH);
+            assert.equal(response.location, response.body?.taskUri);
             const [request] = sent;
             assert.equal(request?.headers.get("content-type"), "application/json");
             assert.equal(request?.headers.get("idempotency-key"), "create-ds19-1");
@@ -130,7 +129,7 @@ describe("TaskApiClient", () => {
                 path: DATASTORES_PATH,
                 body: createBody(),
             });
-            const location = accepted.location ?? "";
+            const location = `${server.url}${accepted.location}`;
             const polled = await client.send<{ id: string; state: string }>({ method: "GET", path: location });
             assert.equal(polled.status, 200);
             assert.equal(location.endsWith(polled.body?.id ?? "-"), true);
