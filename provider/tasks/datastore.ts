@@ -29,9 +29,13 @@ export interface DatastoreArgs {
      * resource, such as `new random.RandomUuid(...).result`.
      */
     createToken?: pulumi.Input<string>;
-    /** Longest wait per operation, as durations ("30m", "1h30m"). Default 20m each. */
+    /**
+     * Longest time per operation, as durations ("30m", "1h30m"): 20m each for create, update and delete
+     * (they wait for tasks), 5m for read (refresh, `Datastore.get`, import).
+     */
     timeouts?: pulumi.Input<{
         create?: pulumi.Input<string>;
+        read?: pulumi.Input<string>;
         update?: pulumi.Input<string>;
         delete?: pulumi.Input<string>;
     }>;
@@ -65,7 +69,9 @@ export class Datastore extends pulumi.dynamic.Resource {
     /** The create's Idempotency-Key, when given (a secret when the program made it one). */
     declare readonly createToken: pulumi.Output<string | undefined>;
     /** The longest waits per operation, as given. */
-    declare readonly timeouts: pulumi.Output<{ create?: string; update?: string; delete?: string } | undefined>;
+    declare readonly timeouts: pulumi.Output<
+        { create?: string; read?: string; update?: string; delete?: string } | undefined
+    >;
     /** Whether an existing datastore with the same natural key may be taken over on create. */
     declare readonly adopt: pulumi.Output<boolean>;
     /** Whether a tainted datastore is kept instead of replaced. */

@@ -2,9 +2,12 @@
 
 import type { DatastoreState, DatastoreType } from "./protocol/wire";
 
-/** Per-operation time limits, as duration strings ("30m", "1h30m"). */
-/** The operations that take a `timeouts` entry. */
-export const TIMEOUT_KEYS = ["create", "update", "delete"] as const;
+/**
+ * The operations that take a `timeouts` entry. create, update and delete default to 20 minutes (they
+ * wait for tasks); read (refresh, `Datastore.get`, import) defaults to 5 minutes: one lookup, retried
+ * through throttling and transient failures, must still end.
+ */
+export const TIMEOUT_KEYS = ["create", "read", "update", "delete"] as const;
 
 /** Longest wait per operation, as durations ("30m", "1h30m"). */
 export type DatastoreTimeouts = { [operation in (typeof TIMEOUT_KEYS)[number]]?: string };

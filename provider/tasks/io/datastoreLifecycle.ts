@@ -8,6 +8,7 @@ import { messageOf } from "../../shared/text";
 import type { PollSchedule } from "../client/pollSchedule";
 import { type DatastoreOutputs, describeDatastore, formatNaturalKeyId, type NaturalKey } from "../datastoreSchema";
 import { CreateTokenSpentError } from "../errors/createTokenSpentError";
+import { DatastoreDeleteUnconfirmedError } from "../errors/datastoreDeleteUnconfirmedError";
 import { DatastoreMissingError } from "../errors/datastoreMissingError";
 import { TaskApiContractError } from "../errors/taskApiContractError";
 import { TaskApiError } from "../errors/taskApiError";
@@ -31,10 +32,19 @@ import {
     takeOver,
 } from "../logic/datastoreState";
 import type { TaskProcessContext } from "../processContext";
-import { type AsyncOperation, DATASTORE_TYPE, type DatastoreRecord, operationUri } from "../protocol/wire";
+import { type AsyncOperation, DATASTORE_TYPE, type DatastoreRecord } from "../protocol/wire";
 import type { CallOptions, DatastoreApi } from "./datastoreApi";
 
+/** How long create, update and delete may take by default: tasks of the API take minutes. */
 const DEFAULT_TIMEOUT_MS = 20 * 60_000;
+/** How long a read may take by default: one lookup, retried through throttling and transient failures. */
+export const DEFAULT_READ_TIMEOUT_MS = 5 * 60_000;
+
+/** When an operation must be over, and the setting that says so (for messages). */
+interface Deadline {
+    readonly at: number;
+    readonly setting: string;
+}
 
 /** The Datastore operations against one task API. */
 export class DatastoreLifecycle {
@@ -47,7 +57,8 @@ export class DatastoreLifecycle {
     /** Read: the datastore with the natural key as the API has it now; nothing when it is gone. */
     async read(id: string, props?: DatastoreOutputs): Promise<{ id?: string; props?: DatastoreOutputs }> {
         const key = keyOf(id, props);
-        const found = await this.api.findByNaturalKey(key, { signal: this.context.signal });
+        const deadline = this.deadline("read", props?.timeouts?.read, DEFAULT_READ_TIMEOUT_MS);
+        const found = await this.api.findByNaturalKey(key, this.call(deadline));
         if (found.length === 0) return {};
         const datastore = single(describeDatastore(key), found);
         return { id: formatNaturalKeyId(key), props: refreshed(props, datastore) };
@@ -57,7 +68,7 @@ export class DatastoreLifecycle {
     async create(inputs: RawInputs): Promise<{ id: string; outs: DatastoreOutputs }> {
         const key = naturalKeyOf(inputs);
         const label = describeDatastore(key);
-        const deadline = this.deadline(inputs.timeouts?.create);
+        const deadline = this.deadline("create", inputs.timeouts?.create);
         const found = await this.findOne(label, key, deadline);
         const outs =
             found && !inputs.createToken
@@ -86,7 +97,7 @@ export class DatastoreLifecycle {
         inputs: RawInputs,
         key: NaturalKey,
         label: string,
-        deadline: number,
+        deadline: Deadline,
         found: DatastoreRecord | undefined,
         claimed: boolean,
     ): Promise<DatastoreOutputs> {
@@ -102,7 +113,8 @@ export class DatastoreLifecycle {
             if (outcome !== "spent") return outcome;
             if (generation === 0)
                 this.context.report(`${label}: createToken ${token} was spent earlier; trying its next key`);
-            await this.context.sleep(spentKeyBackoffMs(generation, this.schedule), this.context.signal);
+            const left = Math.max(0, deadline.at - this.context.clock());
+            await this.context.sleep(Math.min(spentKeyBackoffMs(generation, this.schedule), left), this.context.signal);
         }
         throw new CreateTokenSpentError(label, MAX_CREATE_GENERATIONS);
     }
@@ -116,7 +128,7 @@ export class DatastoreLifecycle {
         inputs: RawInputs,
         key: NaturalKey,
         label: string,
-        deadline: number,
+        deadline: Deadline,
         idempotencyKey: string | undefined,
         found: DatastoreRecord | undefined,
     ): Promise<DatastoreOutputs | "spent"> {
@@ -130,7 +142,9 @@ export class DatastoreLifecycle {
                 const existing = found ?? (await this.existingAfterConflict(label, key, error, deadline));
                 return takeOver(inputs, key, label, existing);
             }
-            if (outcomeUnknown(error)) throw pendingCreate(inputs, key, error, idempotencyKey);
+            if (outcomeUnknown(error, this.context.signal.aborted)) {
+                throw pendingCreate(inputs, key, error, idempotencyKey);
+            }
             throw error;
         }
         let endedAtFirstLook: boolean | undefined;
@@ -196,20 +210,13 @@ export class DatastoreLifecycle {
         operation: AsyncOperation,
         label: string,
         key: NaturalKey,
-        deadline: number,
+        deadline: Deadline,
         lookUpUnnamed: boolean,
     ): Promise<DatastoreRecord | "gone" | undefined> {
         const resource = (operation.associatedResources ?? []).find((r) => r.type === DATASTORE_TYPE);
         if (!resource) return lookUpUnnamed ? await this.findOne(label, key, deadline) : undefined;
-        const datastoreIdOf = resource.resourceUri.slice(resource.resourceUri.lastIndexOf("/") + 1);
-        const datastore = await this.api.get(datastoreIdOf, this.call(deadline));
-        if (!datastore) return "gone";
-        if (datastore.name !== key.name) {
-            throw new TaskApiContractError(
-                `task ${operation.id} names datastore ${datastore.id} (${datastore.name}), not ${label}; the API answered for another request`,
-            );
-        }
-        return datastore;
+        const id = this.api.datastoreIdOf(resource.resourceUri, operation.id);
+        return (await this.api.getWithKey(id, key, `task ${operation.id}`, this.call(deadline))) ?? "gone";
     }
 
     /** The datastore that answered a POST with 409: the one the conflict names, or the one listed. */
@@ -217,12 +224,12 @@ export class DatastoreLifecycle {
         label: string,
         key: NaturalKey,
         conflict: TaskApiError,
-        deadline: number,
+        deadline: Deadline,
     ): Promise<DatastoreRecord> {
         const existingId = (conflict.body as { existingId?: unknown } | undefined)?.existingId;
         const existing =
-            typeof existingId === "string"
-                ? await this.api.get(existingId, this.call(deadline))
+            existingId !== undefined && existingId !== null
+                ? await this.api.getWithKey(existingId, key, "the 409 refusing the create", this.call(deadline))
                 : await this.findOne(label, key, deadline);
         if (!existing) {
             throw new TaskApiContractError(
@@ -237,7 +244,7 @@ export class DatastoreLifecycle {
         const api = this.api;
         const key = naturalKeyOf(news);
         const label = describeDatastore(key);
-        const deadline = this.deadline(news.timeouts?.update);
+        const deadline = this.deadline("update", news.timeouts?.update);
         let taskId = olds.taskId;
         let current: DatastoreRecord | undefined;
         if (!olds.datastoreId && !olds.tainted) {
@@ -245,7 +252,7 @@ export class DatastoreLifecycle {
             // what it made, or create it now.
             const found = await this.lookUpKeeping(olds, news, key, label, async () => {
                 if (olds.taskId) {
-                    await this.follow(operationUri(olds.taskId), this.context.clock(), deadline, (error) =>
+                    await this.follow(this.api.taskPath(olds.taskId), this.context.clock(), deadline, (error) =>
                         error instanceof TaskFailedError ? undefined : error,
                     );
                 }
@@ -264,7 +271,7 @@ export class DatastoreLifecycle {
             }
             current = single(label, found);
             if (current.state === "CREATING" && olds.taskId) {
-                await this.follow(operationUri(olds.taskId), this.context.clock(), deadline, (error) =>
+                await this.follow(this.api.taskPath(olds.taskId), this.context.clock(), deadline, (error) =>
                     partialState(news, key, keptOutputs(olds, news), error.message),
                 );
                 current = (await api.get(current.id, this.call(deadline))) ?? current;
@@ -286,7 +293,7 @@ export class DatastoreLifecycle {
         }
         if (current.state === "UPDATING" && olds.taskId) {
             // A resize of ours whose end was not seen (interrupted, timed out): let it finish first.
-            await this.follow(operationUri(olds.taskId), this.context.clock(), deadline, (error) => error);
+            await this.follow(this.api.taskPath(olds.taskId), this.context.clock(), deadline, (error) => error);
             current = (await api.get(current.id, this.call(deadline))) ?? current;
         }
         if (news.sizeInBytes !== current.sizeInBytes) {
@@ -313,14 +320,14 @@ export class DatastoreLifecycle {
         const api = this.api;
         const key = keyOf(id, props);
         const label = describeDatastore(key);
-        const deadline = this.deadline(props.timeouts?.delete);
+        const deadline = this.deadline("delete", props.timeouts?.delete);
         let current = props.datastoreId
             ? await api.get(props.datastoreId, this.call(deadline))
             : await this.findOne(label, key, deadline);
         if (!current) return;
         if ((current.state === "CREATING" || current.state === "UPDATING") && props.taskId) {
             // A task of ours may still run on it (an interrupted create or resize): it must end first.
-            await this.follow(operationUri(props.taskId), this.context.clock(), deadline, (error) =>
+            await this.follow(this.api.taskPath(props.taskId), this.context.clock(), deadline, (error) =>
                 error instanceof TaskFailedError ? undefined : error,
             );
             current = await api.get(current.id, this.call(deadline));
@@ -329,7 +336,10 @@ export class DatastoreLifecycle {
         const startedAt = this.context.clock();
         const taskUri = await api.delete(current.id, this.call(deadline));
         if (!taskUri) return;
-        await this.follow(taskUri, startedAt, deadline, (error) => error);
+        const taskId = await this.follow(taskUri, startedAt, deadline, (error) => error);
+        // The task's word is not enough: only a datastore the API no longer has is forgotten.
+        const left = await api.get(current.id, this.call(deadline));
+        if (left) throw new DatastoreDeleteUnconfirmedError(label, left.id, taskId, left.state);
     }
 
     /**
@@ -339,7 +349,7 @@ export class DatastoreLifecycle {
     private async follow(
         taskUri: string,
         startedAt: number,
-        deadline: number,
+        deadline: Deadline,
         onStop: (error: TaskWaitError) => Error | undefined,
         observe?: (operation: AsyncOperation) => void,
     ): Promise<string> {
@@ -347,7 +357,7 @@ export class DatastoreLifecycle {
         try {
             const { operation } = await this.api.followTask(taskUri, {
                 startedAt,
-                deadline,
+                deadline: deadline.at,
                 signal: this.context.signal,
                 clock: this.context.clock,
                 sleep: this.context.sleep,
@@ -386,7 +396,7 @@ export class DatastoreLifecycle {
     private async followToEnd(
         taskUri: string,
         startedAt: number,
-        deadline: number,
+        deadline: Deadline,
         observe: (operation: AsyncOperation) => void,
     ): Promise<AsyncOperation> {
         let ended: AsyncOperation | undefined;
@@ -407,7 +417,7 @@ export class DatastoreLifecycle {
         return ended as AsyncOperation;
     }
 
-    private async findOne(label: string, key: NaturalKey, deadline: number): Promise<DatastoreRecord | undefined> {
+    private async findOne(label: string, key: NaturalKey, deadline: Deadline): Promise<DatastoreRecord | undefined> {
         const found = await this.api.findByNaturalKey(key, this.call(deadline));
         return found.length === 0 ? undefined : single(label, found);
     }
@@ -423,12 +433,13 @@ export class DatastoreLifecycle {
         };
     }
 
-    private call(deadline: number): CallOptions {
-        return { signal: this.context.signal, deadline };
+    private call(deadline: Deadline): CallOptions {
+        return { signal: this.context.signal, deadline: deadline.at, deadlineSetting: deadline.setting };
     }
 
-    private deadline(timeout: string | undefined): number {
-        const parsed = timeout === undefined ? DEFAULT_TIMEOUT_MS : parseDuration(timeout);
-        return this.context.clock() + (typeof parsed === "number" ? parsed : DEFAULT_TIMEOUT_MS);
+    private deadline(operation: string, timeout: string | undefined, byDefault = DEFAULT_TIMEOUT_MS): Deadline {
+        const parsed = timeout === undefined ? byDefault : parseDuration(timeout);
+        const at = this.context.clock() + (typeof parsed === "number" ? parsed : byDefault);
+        return { at, setting: `timeouts.${operation}` };
     }
 }

@@ -1,6 +1,7 @@
 // Pure state builders of the Datastore provider: natural keys, the create request, the outputs recorded
 // after each operation, adoption, and which failures leave a create's outcome unknown.
 
+import { LifecycleError } from "../../shared/errors/lifecycleError";
 import { messageOf } from "../../shared/text";
 import {
     type DatastoreInputs,
@@ -10,13 +11,11 @@ import {
     type NaturalKey,
     parseNaturalKeyId,
 } from "../datastoreSchema";
-import { CrossOriginError } from "../errors/crossOriginError";
 import { DatastoreAdoptMismatchError } from "../errors/datastoreAdoptMismatchError";
 import { DatastoreExistsError } from "../errors/datastoreExistsError";
 import { DatastoreIdError } from "../errors/datastoreIdError";
 import { MalformedResponseError } from "../errors/malformedResponseError";
 import { PartialStateError } from "../errors/partialStateError";
-import { TaskApiConfigError } from "../errors/taskApiConfigError";
 import { TaskApiContractError } from "../errors/taskApiContractError";
 import { TaskApiError } from "../errors/taskApiError";
 import { TaskApiUnreachableError } from "../errors/taskApiUnreachableError";
@@ -125,13 +124,19 @@ export function single(label: string, found: readonly DatastoreRecord[]): Datast
 }
 
 /**
- * Whether a failed request may still have been carried out by the server: no answer, a 5xx or 408, an
- * accepted answer that cannot be read (no Location, not JSON), or an abort while it was in flight.
+ * Whether a failed request may still have been carried out by the server. A positive list: no answer
+ * (network error, timeout), a 5xx or 408, a success answer that cannot be read (not JSON, no usable
+ * Location), or an abort while it was in flight (`aborted`). Anything else is definite: a 4xx says the
+ * request was refused, and an error of our own (a bug, a stack overflow) is no reason to think it was not.
  */
-export function outcomeUnknown(error: unknown): boolean {
-    if (error instanceof TaskApiUnreachableError || error instanceof MalformedResponseError) return true;
+export function outcomeUnknown(error: unknown, aborted = false): boolean {
     if (error instanceof TaskApiError) return error.status >= 500 || error.status === 408;
-    return !(error instanceof TaskApiConfigError || error instanceof CrossOriginError);
+    if (error instanceof TaskApiUnreachableError) return true;
+    if (error instanceof MalformedResponseError) {
+        return error.status !== undefined && error.status >= 200 && error.status < 300;
+    }
+    if (error instanceof LifecycleError) return false;
+    return aborted;
 }
 
 /** A datastore with this natural key exists, not made by this resource: adopt it, or refuse with DatastoreExistsError. */

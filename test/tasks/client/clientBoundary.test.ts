@@ -1,5 +1,6 @@
 // Guards the task API client as a security boundary, against hand-made servers that misbehave the way a
-// misconfigured API or something between us and it can: a task Location on another origin, a redirect
+// misconfigured API or something between us and it can: a task Location on another origin (handed back
+// unfollowed by the client, refused by DatastoreApi when it takes the task), a redirect
 // to another origin (neither may receive the bearer token, the body or the Idempotency-Key), an answer
 // far larger than any the API sends (read no further than MAX_RESPONSE_BYTES, and not retried), and
 // error texts and JSON keys carrying the token (redacted before anything is cut). Servers listen on
@@ -15,7 +16,9 @@ import { CrossOriginError } from "../../../provider/tasks/errors/crossOriginErro
 import { MalformedResponseError } from "../../../provider/tasks/errors/malformedResponseError";
 import { TaskApiError } from "../../../provider/tasks/errors/taskApiError";
 import { TaskApiUnreachableError } from "../../../provider/tasks/errors/taskApiUnreachableError";
-import { FakeTime, REQUEST_TIMEOUT_MS, rejection, TOKEN } from "./support";
+import { DatastoreApi } from "../../../provider/tasks/io/datastoreApi";
+import type { CreateDatastoreRequest } from "../../../provider/tasks/protocol/wire";
+import { createBody, FakeTime, REQUEST_TIMEOUT_MS, rejection, TOKEN } from "./support";
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;
 
@@ -78,14 +81,26 @@ describe("TaskApiClient as a security boundary", () => {
             response.writeHead(202, { location: `${elsewhere.url}/data-services/v1beta1/async-operations/x` });
             response.end(JSON.stringify({ taskUri: "x" }));
         });
+        const client = clientOf(api.url);
+        // The client hands the Location back unfollowed; taking a task from it (DatastoreApi) refuses it.
+        const accepted = await client.send({
+            method: "POST",
+            path: "/datastores",
+            body: { a: 1 },
+            idempotencyKey: "k-1",
+        });
+        assert.equal(accepted.location, `${elsewhere.url}/data-services/v1beta1/async-operations/x`);
         const error = await rejection(
-            clientOf(api.url).send({ method: "POST", path: "/datastores", body: { a: 1 }, idempotencyKey: "k-1" }),
+            new DatastoreApi(client).create(createBody() as unknown as CreateDatastoreRequest, "k-2"),
         );
-        assert.ok(error instanceof CrossOriginError, inspect(error));
-        assert.match(error.message, /is not on http:\/\/127\.0\.0\.1:\d+: refusing to send the API token there/);
-        assert.match(error.message, /set pulumi-lifecycle:taskApiUrl/);
+        assert.ok(error instanceof MalformedResponseError, inspect(error));
+        assert.equal(error.status, 202, "accepted: the datastore may exist");
+        assert.match(
+            error.message,
+            /is not on the API's origin http:\/\/127\.0\.0\.1:\d+: refusing to send the API token there/,
+        );
         assert.deepEqual(elsewhere.received, []);
-        assert.equal(api.received.length, 1, "the POST is not repeated");
+        assert.equal(api.received.length, 2, "each POST once, not repeated");
     });
 
     it("refuses to be pointed at another origin by a path given as an absolute URL", async () => {

@@ -311,6 +311,10 @@ describe("checkDatastore", () => {
             });
         });
 
+        it("takes a read timeout (refresh, get, import) like the others", () => {
+            assert.deepEqual(accept(raw({ timeouts: { read: "2m" } })).timeouts, { read: "2m" });
+        });
+
         it("is absent when not given or null, and empty when empty", () => {
             assert.ok(!("timeouts" in accept(raw({ timeouts: undefined }))));
             assert.ok(!("timeouts" in accept(raw({ timeouts: null }))));
@@ -325,8 +329,13 @@ describe("checkDatastore", () => {
             ["30m", "timeouts", /^must be an object such as \{ create: "30m" \}, not "30m"$/],
             [["30m"], "timeouts", /, not a list$/],
             [30, "timeouts", /, not 30$/],
-            [{ destroy: "5m" }, "timeouts.destroy", /^is not an operation with a timeout; use create, update, delete$/],
-            [{ read: "5m" }, "timeouts.read", /use create, update, delete/],
+            [
+                { destroy: "5m" },
+                "timeouts.destroy",
+                /^is not an operation with a timeout; use create, read, update, delete$/,
+            ],
+            [{ refresh: "5m" }, "timeouts.refresh", /use create, read, update, delete/],
+            [{ read: "0s" }, "timeouts.read", /^"0s" is not a positive duration$/],
             [{ create: "soon" }, "timeouts.create", /^"soon" is not a duration/],
             [{ update: "0s" }, "timeouts.update", /^"0s" is not a positive duration$/],
             [{ delete: "" }, "timeouts.delete", /is empty/],
