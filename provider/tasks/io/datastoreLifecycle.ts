@@ -111,9 +111,11 @@ export class DatastoreLifecycle {
         for (let generation = 0; generation < MAX_CREATE_GENERATIONS; generation++) {
             const outcome = await this.createOnce(inputs, key, label, deadline, createKey(token, generation), found);
             if (outcome !== "spent") return outcome;
+            // A server that replays every key as spent must not make this a loop of POSTs past the deadline.
+            const left = deadline.at - this.context.clock();
+            if (left <= 0) throw new CreateTokenSpentError(label, generation + 1, deadline.setting);
             if (generation === 0)
                 this.context.report(`${label}: createToken ${token} was spent earlier; trying its next key`);
-            const left = Math.max(0, deadline.at - this.context.clock());
             await this.context.sleep(Math.min(spentKeyBackoffMs(generation, this.schedule), left), this.context.signal);
         }
         throw new CreateTokenSpentError(label, MAX_CREATE_GENERATIONS);

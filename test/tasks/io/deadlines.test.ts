@@ -11,9 +11,13 @@ import { strict as assert } from "node:assert";
 import { inspect } from "node:util";
 import { backoffBand, DEFAULT_POLL_SCHEDULE } from "../../../provider/tasks/client/pollSchedule";
 import type { DatastoreOutputs } from "../../../provider/tasks/datastoreSchema";
+import { CreateTokenSpentError } from "../../../provider/tasks/errors/createTokenSpentError";
 import { TaskApiError } from "../../../provider/tasks/errors/taskApiError";
+import { spentKeyBackoffMs } from "../../../provider/tasks/logic/createKeys";
+import type { RawInputs } from "../../../provider/tasks/logic/datastoreState";
+import { ASYNC_OPERATIONS_PATH, DATASTORES_PATH } from "../../../provider/tasks/protocol/wire";
 import { CLUSTER, datastoreInputs, FakeTime, HCI, rejection, START } from "../client/support";
-import { closeHostileApis, hostileApi, json, lifecycleOf, list } from "./hostileApi";
+import { closeHostileApis, hostileApi, json, lifecycleOf, list, operation, pathOf, resource } from "./hostileApi";
 
 const ID = `${HCI}/${CLUSTER}/ds19`;
 const PROPS: DatastoreOutputs = { ...datastoreInputs(), tainted: false, datastoreId: "d1" };
@@ -112,5 +116,39 @@ describe("a read under permanent 429 ends by its deadline (issue 18 §2)", () =>
         assert.ok(error instanceof TaskApiError, inspect(error));
         assert.equal(time.now, START + 60_000);
         assert.ok(api.received.length <= bound, String(api.received.length));
+    });
+
+    it("a create whose every key the server replays as spent stops at its deadline, not after 1,000 POSTs", async () => {
+        // Each POST is "replayed": its task ended at once, naming a datastore that is gone.
+        const api = await hostileApi((request, response) => {
+            const path = pathOf(request.url);
+            const n = api.received.filter((r) => r.method === "POST").length;
+            if (request.method === "GET" && path === DATASTORES_PATH) json(response, 200, list([]));
+            else if (request.method === "POST") {
+                const location = `${ASYNC_OPERATIONS_PATH}/t${n}`;
+                json(response, 202, { taskUri: location }, { location });
+            } else if (path.startsWith(ASYNC_OPERATIONS_PATH)) {
+                const id = path.slice(path.lastIndexOf("/") + 1);
+                const made = resource(`${DATASTORES_PATH}/d${id.slice(1)}`);
+                json(response, 200, operation(id, "SUCCEEDED", { associatedResources: made }));
+            } else json(response, 404, { error: "not_found", message: "gone" });
+        });
+        const deadline = START + 60_000;
+        time.onWait = (ms) => {
+            assert.ok(ms <= deadline - time.now + 1e-6, `slept ${ms} ms with ${deadline - time.now} ms left`);
+        };
+        const { lifecycle } = lifecycleOf(api.url, time);
+        const inputs = { ...datastoreInputs(), createToken: "tok", timeouts: { create: "1m" } } as RawInputs;
+        const error = await rejection(lifecycle.create(inputs));
+        assert.ok(error instanceof CreateTokenSpentError, inspect(error));
+        assert.match(
+            error.message,
+            /before the create's deadline passed; nothing was made\. Run `pulumi up` again .* raise timeouts\.create$/,
+        );
+        let keys = 1;
+        for (let slept = 0; slept < 60_000; keys++) slept += spentKeyBackoffMs(keys - 1, DEFAULT_POLL_SCHEDULE);
+        const posts = api.received.filter((r) => r.method === "POST").length;
+        assert.ok(posts <= keys, `${posts} POSTs; the backoff allows ${keys} keys in a minute`);
+        assert.ok(time.now <= deadline);
     });
 });
