@@ -9,10 +9,14 @@
 //             state. 409: adopt when asked, else DatastoreExistsError saying how. Task failed or
 //             deadline passed: partial state, tainted. Outcome unknown (no answer, 5xx) or Ctrl-C:
 //             partial state, not tainted, which the next up resumes (replaying the key, or the task).
-//   read   -> GET by natural key: none -> gone from state; several -> error; one -> refreshed
+//   read   -> GET by natural key (within timeouts.read, 5m by default): none -> gone from state;
+//             several -> error; one -> refreshed. A listed record that does not match the whole natural
+//             key is a contract error, never taken (so neither is it adopted nor deleted).
 //   update -> untaint: GET by natural key; found -> full state; none -> created again; error -> stays
 //             partial. Size: a PATCH task. A resize of unknown outcome is recorded, and the next up waits.
-//   delete -> DELETE task, after any task of ours still running on it; 404 is success
+//   delete -> DELETE task, after any task of ours still running on it; 404 is success. A task that
+//             succeeds is confirmed by GET (404); a datastore still there fails the delete, so the engine
+//             keeps it in state (DatastoreDeleteUnconfirmedError).
 
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import type { DatastoreInputs, DatastoreOutputs } from "./datastoreSchema";
