@@ -2,19 +2,20 @@
 // `adopt: true` and `protect: true`, since the engine cannot import dynamic resources. Only arguments and I/O live here;
 // which lines become declarations, and how they are written, is hosts/importer.ts.
 
-import { writeFile } from "node:fs/promises";
+import { rm, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { parseArgs } from "node:util";
 import { HostsFileError } from "../hosts/errors/hostsFileError";
 import { readHostsFile } from "../hosts/io/readHostsFile";
 import { osHostsFile } from "../hosts/logic/defaultFile";
 import { planImport, renderImportProgram } from "../hosts/logic/importer";
-import { addEntriesToState } from "../hosts/logic/importState";
+import { addEntriesToState, type Deployment, type StateImport } from "../hosts/logic/importState";
 import { type ProviderKind, providerShim } from "../shared/providerShim";
 import { messageOf, quote, shellQuote } from "../shared/text";
 import { CliError } from "./cliError";
 import type { CliIo, Command } from "./command";
-import { exportStack, importStack, projectName } from "./pulumiStack";
+import { exportStack, projectName } from "./pulumiStack";
+import { recordInStack, stackNameIn } from "./stackImport";
 
 const USAGE = `Usage: pulumi-lifecycle hosts import [--file FILE] [--match REGEX] [--all] [--no-protect] [--omit-file]
                                    [--out FILE] [--stack STACK [--dry-run]]
@@ -40,8 +41,11 @@ Options:
   -o, --out FILE      write the program to FILE (which must not exist) instead of stdout
   -s, --stack STACK   also record the entries in STACK's state, as a create would have (through
                       \`pulumi stack export\` and \`pulumi stack import\`; run it in the project's
-                      directory): the program's first \`pulumi preview\` then shows no change. Refused
-                      when an entry is already managed there, or the file changes meanwhile
+                      directory, STACK being a stack of that project): the program's first
+                      \`pulumi preview\` then shows no change. Refused when an entry is already managed
+                      there, or the file changes meanwhile. A state it did not read is never
+                      overwritten: a change made meanwhile is read again, a stack another Pulumi
+                      operation holds is refused, and two imports into one stack take turns
       --dry-run       with --stack: print the program and what would be added to the state, change nothing
   -h, --help          print this help
 `;
@@ -102,33 +106,50 @@ async function runHostsImport(args: readonly string[], io: CliIo): Promise<numbe
         return 0;
     }
 
-    const cwd = process.cwd();
-    const stack = options.stack;
-    const exported = await exportStack(stack, cwd, io.env);
-    const result = addEntriesToState(exported.deployment, plan, {
-        project: await projectName(cwd),
-        stack: stack.slice(stack.lastIndexOf("/") + 1),
-        providerCode: await serializedShim("hosts:HostEntry"),
-        protect: options.protect,
-    });
-    const additions =
-        `${count(result.added.length, "resource", "resources")} to stack ${stack}` +
+    const place = { cwd: process.cwd(), env: io.env };
+    const reference = options.stack;
+    const project = await projectName(place.cwd);
+    const stackName = stackNameIn(reference, project, place.cwd);
+    const providerCode = await serializedShim("hosts:HostEntry");
+    const compute = (deployment: Deployment) =>
+        addEntriesToState(deployment, plan, { project, stack: stackName, providerCode, protect: options.protect });
+    const additions = ({ added }: StateImport) =>
+        `${count(added.length, "resource", "resources")} to stack ${reference}` +
         `${options.protect ? ", protected" : ""}:\n` +
-        result.added.map(({ urn, entry }) => `  ${urn} (line ${entry.lineNumber})\n`).join("");
+        added.map(({ urn, entry }) => `  ${urn} (line ${entry.lineNumber})\n`).join("");
     if (options.dryRun) {
+        const result = compute((await exportStack(reference, place)).deployment);
         io.stdout(program);
-        io.stderr(`dry run: ${summary}; would add ${additions}Nothing was written.\n`);
+        io.stderr(`dry run: ${summary}; would add ${additions(result)}Nothing was written.\n`);
         return 0;
     }
-    if (!(await read()).bytes.equals(bytes)) {
-        throw new CliError(
-            `${file} changed while it was being imported; nothing was imported. Run the command again.`,
-            1,
-        );
+    // --out is created first, so an existing file is refused before the state is touched, and removed
+    // again when the state is not changed; the program goes to stdout only once the state holds it.
+    if (options.out !== undefined) await emit(program, options.out, io);
+    let result: StateImport;
+    try {
+        result = await recordInStack({
+            reference,
+            project,
+            stackName,
+            place,
+            compute,
+            beforeImport: async () => {
+                if (!(await read()).bytes.equals(bytes)) {
+                    throw new CliError(
+                        `${file} changed while it was being imported; nothing was imported. Run the command again.`,
+                        1,
+                    );
+                }
+            },
+            report: (line) => io.stderr(`${line}\n`),
+        });
+    } catch (error) {
+        if (options.out !== undefined) await rm(options.out, { force: true });
+        throw error;
     }
-    await emit(program, options.out, io);
-    await importStack(stack, { ...exported, deployment: result.deployment }, cwd, io.env);
-    io.stderr(`${summary}; added ${additions}\`pulumi preview\` with the program now shows no change.\n`);
+    if (options.out === undefined) await emit(program, undefined, io);
+    io.stderr(`${summary}; added ${additions(result)}\`pulumi preview\` with the program now shows no change.\n`);
     return 0;
 }
 

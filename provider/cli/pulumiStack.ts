@@ -1,10 +1,14 @@
 // The Pulumi CLI's stack state, read and written the supported way: `pulumi stack export` and
 // `pulumi stack import`, run in the project directory with the user's environment (backend, passphrase,
 // PULUMI_HOME), so secrets stay encrypted as the stack's secrets provider wrote them.
+//
+// The deployment goes to `pulumi stack import` on its standard input, which it reads when no --file is
+// given (pkg/cmd/pulumi/stack/stack_import.go at v3.259.0: `reader := cmd.InOrStdin()`): no copy of the
+// state is ever written to disk, so none can be left behind by a killed helper.
 
-import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
+import { once } from "node:events";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Deployment } from "../hosts/logic/importState";
 import { CliError } from "./cliError";
@@ -13,33 +17,79 @@ import { CliError } from "./cliError";
 export interface ExportedStack {
     version: number;
     deployment: Deployment;
+    [field: string]: unknown;
+}
+
+/** Where the CLI runs: the project directory and the user's environment. */
+export interface PulumiPlace {
+    readonly cwd: string;
+    readonly env: NodeJS.ProcessEnv;
 }
 
 /** Exports `stack` of the project in `cwd`. */
-export async function exportStack(stack: string, cwd: string, env: NodeJS.ProcessEnv): Promise<ExportedStack> {
-    const stdout = await pulumi(["stack", "export", "--stack", stack], cwd, env);
-    const exported = JSON.parse(stdout) as ExportedStack;
-    if (typeof exported.version !== "number" || typeof exported.deployment !== "object") {
+export async function exportStack(stack: string, place: PulumiPlace): Promise<ExportedStack> {
+    const stdout = await pulumi(["stack", "export", "--stack", stack], place);
+    let exported: ExportedStack;
+    try {
+        exported = JSON.parse(stdout) as ExportedStack;
+    } catch {
+        throw new CliError(`\`pulumi stack export --stack ${stack}\` printed no JSON; is it a Pulumi CLI?`, 1);
+    }
+    if (typeof exported?.version !== "number" || typeof exported.deployment !== "object" || !exported.deployment) {
         throw new CliError(`\`pulumi stack export --stack ${stack}\` printed no deployment; is it a Pulumi CLI?`, 1);
     }
     return exported;
 }
 
-/** Imports `exported` into `stack` of the project in `cwd`. */
-export async function importStack(
-    stack: string,
-    exported: ExportedStack,
-    cwd: string,
-    env: NodeJS.ProcessEnv,
-): Promise<void> {
-    const directory = await mkdtemp(join(tmpdir(), "pulumi-lifecycle-import-"));
-    const file = join(directory, "deployment.json");
-    try {
-        await writeFile(file, JSON.stringify(exported), { mode: 0o600 });
-        await pulumi(["stack", "import", "--stack", stack, "--file", file], cwd, env);
-    } finally {
-        await rm(directory, { recursive: true, force: true });
+/** The URL of the backend the CLI uses in `cwd` (`pulumi whoami --json`), as the user configured it. */
+export async function backendUrl(place: PulumiPlace): Promise<string> {
+    const stdout = await pulumi(["whoami", "--json"], place);
+    const url = (JSON.parse(stdout) as { url?: unknown }).url;
+    if (typeof url !== "string" || url === "") {
+        throw new CliError("`pulumi whoami --json` named no backend URL; is it a Pulumi CLI?", 1);
     }
+    return url;
+}
+
+/**
+ * A `pulumi stack import` started ahead of time: it loads the stack and then waits for the deployment on
+ * its standard input, so that the import follows the last check of the state as closely as it can.
+ */
+export interface PendingImport {
+    /** Sends the deployment and resolves when the CLI has imported it; rejects with the CLI's error. */
+    commit(exported: ExportedStack): Promise<void>;
+    /** Ends the import without a deployment: the CLI fails reading its input and writes nothing. */
+    abandon(): Promise<void>;
+}
+
+/** Starts `pulumi stack import --stack STACK`, which waits for the deployment on its standard input. */
+export function startImport(stack: string, place: PulumiPlace): PendingImport {
+    const args = ["stack", "import", "--stack", stack];
+    const child = spawn("pulumi", args, { cwd: place.cwd, env: place.env, stdio: "pipe" });
+    const output = collect(child);
+    const exited = once(child, "close").then(
+        ([code]) => ({ code: code as number | null, error: undefined }),
+        (error: unknown) => ({ code: null, error }),
+    );
+    // A CLI that exits before reading its input makes the write fail with EPIPE: the exit says why.
+    child.stdin.on("error", () => undefined);
+    const spawnFailed = once(child, "error").then(([error]) => error as NodeJS.ErrnoException);
+    let settled = false;
+    return {
+        async commit(exported) {
+            settled = true;
+            child.stdin.end(JSON.stringify(exported));
+            const outcome = await Promise.race([exited, spawnFailed.then((error) => ({ code: null, error }))]);
+            if (outcome.code === 0) return;
+            throw failure(args, outcome.error, output());
+        },
+        async abandon() {
+            if (settled) return;
+            settled = true;
+            child.stdin.end();
+            await Promise.race([exited, spawnFailed]);
+        },
+    };
 }
 
 /** The project's name, from Pulumi.yaml in `cwd`. */
@@ -54,19 +104,37 @@ export async function projectName(cwd: string): Promise<string> {
     throw new CliError("--stack needs the Pulumi project: run the command in its directory (no Pulumi.yaml here).", 1);
 }
 
-function pulumi(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<string> {
+function pulumi(args: string[], place: PulumiPlace): Promise<string> {
     return new Promise((resolve, reject) => {
-        execFile("pulumi", args, { cwd, env, maxBuffer: 512 * 1024 * 1024 }, (error, stdout, stderr) => {
-            if (!error) return resolve(stdout);
-            const missing = (error as NodeJS.ErrnoException).code === "ENOENT";
-            reject(
-                new CliError(
-                    missing
-                        ? "--stack runs the Pulumi CLI, and no `pulumi` is on PATH. Install it, or import without --stack."
-                        : `\`pulumi ${args.join(" ")}\` failed: ${stderr.trim() || error.message}`,
-                    1,
-                ),
-            );
-        });
+        execFile(
+            "pulumi",
+            args,
+            { cwd: place.cwd, env: place.env, maxBuffer: 512 * 1024 * 1024 },
+            (error, stdout, stderr) => {
+                if (!error) return resolve(stdout);
+                reject(failure(args, error, stderr));
+            },
+        );
     });
+}
+
+/** What the CLI printed on stderr (and stdout, which `stack import` uses for its progress). */
+function collect(child: ChildProcessWithoutNullStreams): () => string {
+    let text = "";
+    for (const stream of [child.stdout, child.stderr]) {
+        stream.setEncoding("utf8").on("data", (chunk: string) => {
+            if (text.length < 64 * 1024) text += chunk;
+        });
+    }
+    return () => text;
+}
+
+function failure(args: readonly string[], error: unknown, output: string): CliError {
+    const missing = (error as NodeJS.ErrnoException | undefined)?.code === "ENOENT";
+    return new CliError(
+        missing
+            ? "--stack runs the Pulumi CLI, and no `pulumi` is on PATH. Install it, or import without --stack."
+            : `\`pulumi ${args.join(" ")}\` failed: ${output.trim() || (error as Error | undefined)?.message || "it exited with an error"}`,
+        1,
+    );
 }

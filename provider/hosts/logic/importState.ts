@@ -57,11 +57,13 @@ const PROVIDER_TYPE = "pulumi:providers:pulumi-nodejs";
 
 /**
  * Returns the deployment with the plan's entries added. Throws ImportRefusedError, changing nothing,
- * when the stack has an interrupted update pending, when a resource of the same name exists, or when an
- * entry is already managed in the stack (the same family and canonical name in the same file).
+ * when the state holds resources of another project or stack, when the stack has an interrupted update
+ * pending, when a resource of the same name exists, or when an entry is already managed in the stack
+ * (the same family and canonical name in the same file).
  */
 export function addEntriesToState(deployment: Deployment, plan: ImportPlan, options: StateImportOptions): StateImport {
     const { project, stack } = options;
+    refuseForeignResources(deployment, options);
     if ((deployment.pending_operations ?? []).length > 0) {
         throw new ImportRefusedError(
             `stack ${stack} has operations that an interrupted update left pending. Run \`pulumi refresh\` ` +
@@ -113,6 +115,53 @@ export function addEntriesToState(deployment: Deployment, plan: ImportPlan, opti
         return { urn, id, entry };
     });
     return { deployment: { ...deployment, resources }, added };
+}
+
+/**
+ * Whether two exports of a stack hold the same state: everything but the manifest (which records when
+ * and by which CLI the state was written, and changes on every write).
+ */
+export function sameState(a: Deployment, b: Deployment): boolean {
+    const { manifest: _a, ...restA } = a;
+    const { manifest: _b, ...restB } = b;
+    return canonical(restA) === canonical(restB);
+}
+
+/**
+ * Refuses a state with a resource of another project or stack: entries recorded there would carry this
+ * project's URNs beside another project's Stack root, which neither project's `up` can then manage.
+ */
+function refuseForeignResources(deployment: Deployment, options: StateImportOptions): void {
+    const pending = (deployment.pending_operations ?? []).map(
+        (operation) => (operation as { resource?: unknown }).resource,
+    );
+    for (const resource of [...(deployment.resources ?? []), ...pending]) {
+        const urn = (resource as { urn?: unknown } | undefined)?.urn;
+        if (typeof urn !== "string") continue;
+        const [stack, project] = urn.replace(/^urn:pulumi:/, "").split("::");
+        if (project !== options.project) {
+            throw new ImportRefusedError(
+                `the state of stack ${options.stack} belongs to project ${JSON.stringify(project)} (${urn}), and ` +
+                    `this is project ${JSON.stringify(options.project)}; nothing was imported. Run the command in the ` +
+                    `directory of project ${JSON.stringify(project)}, or name a stack of ${JSON.stringify(options.project)}`,
+            );
+        }
+        if (stack !== options.stack) {
+            throw new ImportRefusedError(
+                `the state of stack ${options.stack} holds a resource of stack ${JSON.stringify(stack)} (${urn}); ` +
+                    "nothing was imported. Repair the stack's state first (`pulumi stack export`, `pulumi stack import`)",
+            );
+        }
+    }
+}
+
+/** JSON with object keys sorted, so that equal values give equal text whatever their key order. */
+function canonical(value: unknown): string {
+    return JSON.stringify(value, (_key, item: unknown) =>
+        item && typeof item === "object" && !Array.isArray(item)
+            ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+            : item,
+    );
 }
 
 /** The resource id the provider gives an entry. */
