@@ -3,10 +3,14 @@
 // the real provider process, the real task API server. A full create; a failed task leaving tainted
 // state that the next up replaces; untaint finding or re-creating it; refresh forgetting what is gone;
 // a create whose provider was killed resumed by its token (no duplicate) or refused like row 4 without
-// one; the API token passed as a secret and never stored.
+// one; a delete task that reports success while the datastore stays (issue 18), kept in the stack; the API
+// token passed as a secret and never stored.
 
 import { strict as assert } from "node:assert";
+import { once } from "node:events";
 import { readFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import * as random from "@pulumi/random";
 import { tasks } from "pulumi-lifecycle";
@@ -201,6 +205,39 @@ describe("seed 003 flows for tasks.Datastore, through programs", () => {
         assert.equal(api.datastores().length, 1);
     });
 
+    it("a delete task that reports success while the datastore stays: destroy fails and the stack keeps it; once the API deletes, destroy ends", async () => {
+        const proxy = await lyingAboutDeletes(api);
+        try {
+            const through = new Harness({
+                projectDir: project.dir,
+                stateFile: join(project.dir, "state.json"),
+                config: {
+                    "pulumi-lifecycle:taskApiUrl": proxy.url,
+                    "pulumi-lifecycle:taskApiToken": { secret: TOKEN },
+                },
+                env: { TASK_POLL_INITIAL_MS: "2", TASK_POLL_MAX_MS: "10" },
+            });
+            const created = await through.up({ program: program() });
+            assert.ok(created.ok, created.plan);
+            const kept = await through.destroy();
+            assert.equal(kept.ok, false);
+            assert.deepEqual(callsOf(kept), ["Delete (failed)"]);
+            assert.match(
+                kept.errors.map((e) => e.message).join("\n"),
+                /the API reported the delete task lie-1 succeeded, but the datastore still exists \(state OK\)\. It stays in the stack's state/,
+            );
+            assert.equal(datastoreState(kept)?.outputs.datastoreId, api.datastores()[0]?.id, "still in the stack");
+            assert.equal(api.datastores().length, 1);
+            proxy.honest = true;
+            const destroyed = await through.destroy();
+            assert.ok(destroyed.ok, destroyed.plan);
+            assert.equal(datastoreState(destroyed), undefined);
+            assert.deepEqual(api.datastores(), []);
+        } finally {
+            await proxy.close();
+        }
+    });
+
     it("Datastore.get reads one by id in HostEntry.get's shape, keeping the settings given as state", async () => {
         const created = await harness.up({ program: program() });
         assert.ok(created.ok, created.plan);
@@ -222,6 +259,68 @@ describe("seed 003 flows for tasks.Datastore, through programs", () => {
         assert.deepEqual(read.outputs.timeouts, { delete: "5m" });
     });
 });
+
+/**
+ * A proxy in front of the task API server that, until `honest` is set, answers every DELETE with a task
+ * of its own that reports success at once, while the datastore stays: a server breaking its contract.
+ */
+async function lyingAboutDeletes(
+    api: TaskApiServer,
+): Promise<{ url: string; honest: boolean; close(): Promise<void> }> {
+    const lie = `${ASYNC_OPERATIONS_PATH}/lie-1`;
+    const proxy = {
+        url: "",
+        honest: false,
+        close: async () => {
+            server.closeAllConnections();
+            await new Promise((resolve) => server.close(resolve));
+        },
+    };
+    const server = createServer(async (request, response) => {
+        const chunks: Buffer[] = [];
+        for await (const chunk of request) chunks.push(chunk as Buffer);
+        const answer = (status: number, body: unknown, headers: Record<string, string> = {}) => {
+            response.writeHead(status, { "content-type": "application/json", ...headers });
+            response.end(JSON.stringify(body));
+        };
+        if (!proxy.honest && request.method === "DELETE") return answer(202, { taskUri: lie }, { location: lie });
+        if (!proxy.honest && request.url === lie) {
+            return answer(200, {
+                id: "lie-1",
+                type: "task",
+                name: "Delete datastore ds19",
+                state: "SUCCEEDED",
+                progressPercent: 100,
+                associatedResources: [],
+                error: null,
+                logMessages: [],
+                createdAt: new Date().toISOString(),
+                updatedAt: new Date().toISOString(),
+            });
+        }
+        const forwarded = await fetch(`${api.url}${request.url}`, {
+            method: request.method ?? "GET",
+            headers: Object.fromEntries(
+                ["authorization", "content-type", "idempotency-key"].flatMap((name) => {
+                    const value = request.headers[name];
+                    return typeof value === "string" ? [[name, value]] : [];
+                }),
+            ),
+            ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}),
+        });
+        const headers: Record<string, string> = {};
+        for (const name of ["content-type", "location", "retry-after"]) {
+            const value = forwarded.headers.get(name);
+            if (value !== null) headers[name] = value;
+        }
+        response.writeHead(forwarded.status, headers);
+        response.end(Buffer.from(await forwarded.arrayBuffer()));
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return proxy;
+}
 
 /** Kills the provider process (SIGKILL, as a crash) once the API has seen `polls` polls of a task. */
 function killAfterPolls(api: TaskApiServer, polls: number): (provider: ProviderServer) => void {
