@@ -80,8 +80,11 @@ export interface RunReport {
     readonly directory: string | undefined;
 }
 
-/** How long a writer asked to stop may take (it finishes operations bounded by the lock timeout). */
-const STOP_GRACE_MS = 30_000;
+/**
+ * How long a writer asked to stop may take before it counts as hung: a liveness bound, not a speed one
+ * (it only finishes its current operations, each bounded by the 4 s lock timeout).
+ */
+const STOP_GRACE_MS = 60_000;
 const SNAPSHOT_EVERY_MS = 15;
 const WORKERS = ["lines.ts", "lockWriter.ts", "foreignWriter.ts"];
 

@@ -31,7 +31,7 @@ function seedsToRun(): number[] {
 }
 
 describe("several writers of one hosts file under SIGKILL and SIGSTOP (multi-writer file suite)", function () {
-    this.timeout(120_000);
+    this.timeout(300_000);
     before(function () {
         if (!isRoot) skipBecause(this, "needs root, to run writers as nobody and uid 65533");
         if (!canBindMount()) skipBecause(this, "needs mount(8) and umount(8), to bind-mount the hosts file");
