@@ -1,16 +1,54 @@
 // Guards the cross-process file lock: exclusive, bounded wait with a clear error, abandoned locks of
-// dead holders or holders that stopped refreshing broken at once, a live holder's lock never taken
-// however long it works, and release that never removes someone else's lock.
+// dead holders (or of holders on other hosts that stopped refreshing) broken at once, a live local
+// holder's lock never taken however long it works or stays stopped, a reused pid told apart by its
+// start time, writers of one file excluding each other whatever their user and $TMPDIR (the kernel
+// lock), a lock taken over detected before the write, and release that never removes someone else's lock.
 // Time is injected: no test waits on a real clock.
 
 import { strict as assert } from "node:assert";
-import { readdir, readFile, utimes, writeFile } from "node:fs/promises";
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { chmod, mkdir, readdir, readFile, utimes, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { acquireFileLock, lockPathFor } from "../../provider/shared/files/fileLock";
+import { LockLostError } from "../../provider/shared/files/lockLostError";
 import { LockTimeoutError } from "../../provider/shared/files/lockTimeoutError";
-import { makeTempDir, type TempDir } from "../support/projects";
-import { deadPid } from "../support/system";
+import { processStartTime } from "../../provider/shared/files/processes";
+import { makeTempDir, REPO_ROOT, type TempDir } from "../support/projects";
+import { deadPid, isRoot, NOBODY, skipBecause, useTmpdir } from "../support/system";
+
+const FILE_LOCK = JSON.stringify(join(REPO_ROOT, "dist", "shared", "files", "fileLock.js"));
+
+/** A process (optionally as another user, with its own $TMPDIR) that takes the lock and holds it until killed. */
+async function holderProcess(
+    target: string,
+    tmpdir: string,
+    user?: { uid: number; gid: number },
+): Promise<ChildProcess> {
+    const child = spawn(
+        process.execPath,
+        [
+            "-e",
+            `require(${FILE_LOCK}).acquireFileLock(process.argv[1], { timeoutMs: 5000, staleMs: 60000 })
+                .then(() => process.stdout.write("held"), (e) => { console.error(e); process.exit(1); });
+            setInterval(() => undefined, 1000);`,
+            target,
+        ],
+        { env: { ...process.env, TMPDIR: tmpdir }, stdio: ["ignore", "pipe", "inherit"], ...(user ?? {}) },
+    );
+    const started = await Promise.race([
+        once(child.stdout as NodeJS.ReadableStream, "data").then(([chunk]) => String(chunk)),
+        once(child, "exit").then(([code]) => `exited with ${code}`),
+    ]);
+    assert.equal(started, "held");
+    return child;
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+    child.kill("SIGKILL");
+    if (child.exitCode === null && child.signalCode === null) await once(child, "exit");
+}
 
 /**
  * A clock that only moves when the code under test sleeps (starting at the real time, as lock files'
@@ -84,13 +122,13 @@ describe("file lock", () => {
             () => assert.fail("the lock was taken twice"),
             (e: unknown) => e,
         );
+        await held.release();
         assert.ok(error instanceof LockTimeoutError);
         assert.match(error.message, /timed out after 0\.5 s waiting for the lock on .*hosts/);
-        assert.ok(error.message.includes(held.path));
-        assert.match(error.message, new RegExp(`held by pid ${process.pid}`));
-        assert.match(error.message, /delete the lock file/);
+        assert.match(error.message, /the kernel lock @pulumi-lifecycle:[0-9a-f]{32}/);
+        assert.match(error.message, new RegExp(`held by pid ${process.pid} since `));
+        assert.match(error.message, /The kernel releases it as soon as that process exits/);
         assert.ok(time.sleeps.reduce((a, b) => a + b, 0) <= 500, "never waits past the deadline");
-        await held.release();
     });
 
     it("breaks at once a lock whose holder process is gone", async () => {
@@ -122,7 +160,7 @@ describe("file lock", () => {
         await assert.rejects(acquireFileLock(target, { timeoutMs: 200, staleMs: 60_000, ...time }), LockTimeoutError);
     });
 
-    it("breaks a lock whose holder looks alive but stopped refreshing it (a reused pid, a hung holder)", async () => {
+    it("breaks a lock that names no start time (an older version's) once its live-looking holder stopped refreshing it", async () => {
         const time = fakeTime();
         const since = time.clock() - 61_000;
         const holder = { pid: process.pid, host: hostname(), token: "x", since };
@@ -148,6 +186,113 @@ describe("file lock", () => {
         await holder.release();
         assert.equal(refresh?.stopped, true, "refreshing stops with the release");
         await assert.rejects(readFile(holder.path), { code: "ENOENT" });
+    });
+
+    it("breaks at once a lock whose pid now runs another process (its start time differs)", async () => {
+        const time = fakeTime();
+        const holder = { pid: process.pid, host: hostname(), token: "x", since: time.clock(), start: "1" };
+        await writeFile(lockPathFor(target), JSON.stringify(holder));
+        const lock = await acquireFileLock(target, { timeoutMs: 1000, staleMs: 60_000, ...time });
+        assert.deepEqual(time.sleeps, [], "taken without waiting");
+        await lock.release();
+    });
+
+    it("never breaks the lock of a live local holder that stopped refreshing it (stopped with SIGSTOP)", async () => {
+        const time = fakeTime();
+        const sleeper = spawn("sleep", ["600"], { stdio: "ignore" });
+        try {
+            const pid = sleeper.pid as number;
+            sleeper.kill("SIGSTOP");
+            const start = processStartTime(pid);
+            assert.ok(start, "the start time of a process on this machine is known");
+            const since = time.clock() - 10 * 60_000;
+            await writeFile(lockPathFor(target), JSON.stringify({ pid, host: hostname(), token: "x", since, start }));
+            await refreshedAt(lockPathFor(target), since);
+            const error = await acquireFileLock(target, { timeoutMs: 200_000, staleMs: 60_000, ...time }).then(
+                () => assert.fail("the lock of a stopped holder was broken under it"),
+                (e: unknown) => e,
+            );
+            assert.ok(error instanceof LockTimeoutError, String(error));
+            assert.match(
+                error.message,
+                new RegExp(`pid ${pid}, which is stopped \\(resume it with \`kill -CONT ${pid}\``),
+            );
+        } finally {
+            await stop(sleeper);
+        }
+    });
+
+    it("keeps a second process out while a stopped process holds the lock, naming it", async () => {
+        const time = fakeTime();
+        const holder = await holderProcess(target, join(temp.dir, "tmp-a"));
+        try {
+            holder.kill("SIGSTOP");
+            const error = await acquireFileLock(target, { timeoutMs: 300_000, staleMs: 60_000, ...time }).then(
+                () => assert.fail("a second process took the lock of a stopped holder"),
+                (e: unknown) => e,
+            );
+            assert.ok(error instanceof LockTimeoutError, String(error));
+            assert.match(error.message, new RegExp(`pid ${holder.pid}, which is stopped`));
+        } finally {
+            await stop(holder);
+        }
+        const lock = await acquireFileLock(target, { timeoutMs: 1000, staleMs: 60_000 });
+        await lock.release();
+    });
+
+    it("excludes writers of one file whatever their user and $TMPDIR, where only root may write its directory", async function () {
+        if (!isRoot) skipBecause(this, "needs root to run a second writer as another user");
+        await chmod(target, 0o666);
+        await chmod(temp.dir, 0o755);
+        for (const dir of ["tmp-nobody", "tmp-root"]) await mkdir(join(temp.dir, dir), { mode: 0o777 });
+        const time = fakeTime();
+        const holder = await holderProcess(target, join(temp.dir, "tmp-nobody"), NOBODY);
+        try {
+            const restoreTmpdir = useTmpdir(join(temp.dir, "tmp-root"));
+            try {
+                await assert.rejects(
+                    acquireFileLock(target, { timeoutMs: 5000, staleMs: 60_000, ...time }),
+                    LockTimeoutError,
+                );
+            } finally {
+                restoreTmpdir();
+            }
+        } finally {
+            await stop(holder);
+        }
+        const mine = await acquireFileLock(target, { timeoutMs: 5000, staleMs: 60_000 });
+        try {
+            const waiter = spawn(
+                process.execPath,
+                [
+                    "-e",
+                    `require(${FILE_LOCK}).acquireFileLock(process.argv[1], { timeoutMs: 300, staleMs: 60000 })
+                        .then(() => process.exit(0), (e) => { process.stdout.write(e.name); process.exit(3); });`,
+                    target,
+                ],
+                {
+                    env: { ...process.env, TMPDIR: join(temp.dir, "tmp-nobody") },
+                    stdio: ["ignore", "pipe", "inherit"],
+                    ...NOBODY,
+                },
+            );
+            let output = "";
+            waiter.stdout.on("data", (chunk: Buffer) => {
+                output += chunk.toString();
+            });
+            const [code] = await once(waiter, "exit");
+            assert.deepEqual([code, output], [3, "LockTimeoutError"], "the other user's writer waited for root's lock");
+        } finally {
+            await mine.release();
+        }
+    });
+
+    it("tells its holder, just before the write, that the lock file was taken over", async () => {
+        const lock = await acquireFileLock(target, { timeoutMs: 1000, staleMs: 60_000 });
+        lock.verify();
+        await writeFile(lock.path, JSON.stringify({ pid: 1, host: "elsewhere", token: "theirs", since: Date.now() }));
+        assert.throws(() => lock.verify(), LockLostError);
+        await lock.release();
     });
 
     it("never shows a lock file without its holder, even to a reader racing the takers", async () => {

@@ -1,6 +1,6 @@
 // Facts about the machine a test runs on, and real processes for tests that need them.
 
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
 
 /** True when the tests run as root (CI machines here do); some checks need another user then. */
@@ -14,6 +14,11 @@ export async function deadPid(): Promise<number> {
     const child = spawn(process.execPath, ["-e", ""], { stdio: "ignore" });
     await once(child, "exit");
     return child.pid ?? 0;
+}
+
+/** Whether the command `name` is on PATH. */
+export function hasTool(name: string): boolean {
+    return spawnSync("sh", ["-c", 'command -v "$1"', "sh", name], { stdio: "ignore" }).status === 0;
 }
 
 /** Whether this machine lets us bind-mount a file (root with mount rights), as Docker does for /etc/hosts. */

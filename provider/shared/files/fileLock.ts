@@ -1,35 +1,43 @@
 // A cross-process lock on a file, for read-modify-write cycles by several processes (two stacks, the
-// provider and the import helper, a test's second writer).
+// provider and the import helper, a test's second writer), whoever runs them and whatever their $TMPDIR.
 //
-// The lock is a file created with O_EXCL beside the target, naming its holder. Its holder refreshes it
-// (its modification time) every quarter of `staleMs` while it holds it, however long it works. A lock
-// is abandoned, and broken, only when its holder is gone (a dead pid on this host) or has stopped
-// refreshing it for `staleMs` (a hung or killed holder on another host, a reused pid): a process killed
-// with SIGKILL never blocks the next one, and a live holder's lock is never taken.
+// It is two locks, always taken in this order:
+// 1. The kernel lock (kernelLock.ts, Linux): an abstract Unix socket named after the file. Every process
+//    of the machine meets the same one; the kernel frees it when its holder dies and never before, so
+//    it needs no breaking and a stopped holder keeps it.
+// 2. The lock file `.<name>.pulumi-lifecycle.lock` beside the target, naming its holder: for writers on
+//    other hosts sharing the file, and for writers without the kernel lock. Its holder refreshes it
+//    every quarter of `staleMs`. It is broken only when its holder is gone: on this host, a dead pid, or
+//    a pid now running another process (its start time differs); on another host (or when the start time
+//    is unknown), `staleMs` without a refresh. A live local holder's lock is never taken, even stopped.
+// Where the target's directory is not writable, only the kernel lock can be taken; without one (not
+// Linux) the lock is refused rather than kept somewhere other writers would not look.
 //
-// Where the directory is not writable, the lock lives in this user's private directory under $TMPDIR
-// instead (privateDirectory.ts), keyed by the target's real path, where no other user can plant it.
-// Its file operations are synchronous (microseconds, and no event-loop turns while deciding); only
-// waiting for a held lock sleeps.
+// A holder checks that its lock is still its own (`verify`) immediately before it replaces the file.
+// The lock file's operations are synchronous (microseconds, and no event-loop turns while deciding);
+// only waiting for a held lock sleeps.
 
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { linkSync, readFileSync, statSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { type Clock, type Repeat, type Sleep, systemClock, timerRepeat, timerSleep } from "../time";
 import { removeQuietly, sweepTemporariesSync, temporaryName } from "./atomicWrite";
 import { codeOf } from "./errno";
+import { acquireKernelLock, type HeldKernelLock, kernelLockHolders, kernelLockName } from "./kernelLock";
+import { LockLostError } from "./lockLostError";
 import { LockTimeoutError } from "./lockTimeoutError";
-import { privateDirectory } from "./privateDirectory";
-import { isProcessAlive } from "./processes";
+import { isProcessAlive, isProcessStopped, processStartTime } from "./processes";
 
-/** Who holds a lock; written into the lock file. */
+/** Who holds a lock file; written into it. */
 export interface LockHolder {
     readonly pid: number;
     readonly host: string;
     readonly token: string;
     /** Clock time at which the lock was taken. */
     readonly since: number;
+    /** The holder process's start time (processStartTime), where known: tells a reused pid apart. */
+    readonly start?: string;
 }
 
 /** How long to wait and how to tell time. */
@@ -37,8 +45,8 @@ export interface LockOptions {
     /** The longest wait for a held lock before LockTimeoutError. */
     readonly timeoutMs: number;
     /**
-     * How long a lock may go unrefreshed before it counts as abandoned even when its pid looks alive
-     * (another host, a reused pid, a hung holder). Holders refresh every quarter of it.
+     * How long a lock file may go unrefreshed before it counts as abandoned when its holder cannot be
+     * checked (another host, an unknown start time). Holders refresh every quarter of it.
      */
     readonly staleMs: number;
     readonly clock?: Clock;
@@ -49,7 +57,10 @@ export interface LockOptions {
 
 /** A held lock. */
 export interface HeldLock {
+    /** The lock file, or the kernel lock's name where no lock file could be taken. */
     readonly path: string;
+    /** Throws LockLostError unless the lock is still this holder's: call it just before replacing the file. */
+    verify(): void;
     release(): Promise<void>;
 }
 
@@ -66,33 +77,65 @@ export function lockPathFor(target: string): string {
     return join(dirname(target), `.${basename(target)}.pulumi-lifecycle.lock`);
 }
 
-/** The lock file used when the target's directory is not writable: in this user's private directory. */
-export function fallbackLockPathFor(target: string): string {
-    const digest = createHash("sha256").update(target).digest("hex").slice(0, 16);
-    return join(privateDirectory(), `lock-${digest}-${basename(target)}`);
-}
-
-/** Takes the lock on `target` (a real path), waiting at most `options.timeoutMs`. */
+/** Takes the lock on `target` (a real path), waiting at most `options.timeoutMs` in all. */
 export async function acquireFileLock(target: string, options: LockOptions): Promise<HeldLock> {
-    try {
-        return await acquireAt(lockPathFor(target), target, options);
-    } catch (error) {
-        if (!PERMISSION_CODES.has(codeOf(error))) throw error;
-        return await acquireAt(fallbackLockPathFor(target), target, options);
-    }
-}
-
-async function acquireAt(path: string, target: string, options: LockOptions): Promise<HeldLock> {
     const clock = options.clock ?? systemClock;
     const sleep = options.sleep ?? timerSleep;
     const started = clock();
+    const deadline = started + options.timeoutMs;
+    const name = kernelLockName(target);
+    const kernel = await acquireKernelLock(name, deadline, clock, sleep, () => {
+        // Its holder also holds the lock file, which says more (since when), unless it may not write there.
+        const named = readHolderQuietly(lockPathFor(target));
+        const holders = kernelLockHolders(name);
+        const who = named
+            ? describeHolder(named)
+            : holders.length > 0
+              ? holders.map((pid) => describeLocalPid(pid)).join(", ")
+              : undefined;
+        return new LockTimeoutError(target, `the kernel lock @${name}`, who, clock() - started);
+    });
+    try {
+        const path = lockPathFor(target);
+        let token: string;
+        try {
+            token = await acquireAt(path, target, deadline, started, options, clock, sleep);
+        } catch (error) {
+            // A directory we may not write: the kernel lock is the one every writer meets. Without it, a
+            // lock kept elsewhere would exclude nobody, so writing is refused (the caller says why).
+            if (kernel && PERMISSION_CODES.has(codeOf(error))) return kernelOnly(kernel);
+            throw error;
+        }
+        return hold(path, token, kernel, clock, options);
+    } catch (error) {
+        await kernel?.release();
+        throw error;
+    }
+}
+
+function kernelOnly(kernel: HeldKernelLock): HeldLock {
+    return { path: kernel.name, verify: () => undefined, release: () => kernel.release() };
+}
+
+/** Takes the lock file at `path`; resolves with the token it is held by. */
+async function acquireAt(
+    path: string,
+    target: string,
+    deadline: number,
+    started: number,
+    options: LockOptions,
+    clock: Clock,
+    sleep: Sleep,
+): Promise<string> {
     let retryMs = FIRST_RETRY_MS;
+    const start = processStartTime(process.pid);
     for (;;) {
         const holder: LockHolder = {
             pid: process.pid,
             host: hostname(),
             token: randomBytes(8).toString("hex"),
             since: clock(),
+            ...(start !== undefined ? { start } : {}),
         };
         if (createNamed(path, holder)) {
             if (!swept.has(path)) {
@@ -100,7 +143,7 @@ async function acquireAt(path: string, target: string, options: LockOptions): Pr
                 swept.add(path);
                 sweepTemporariesSync(path);
             }
-            return hold(path, holder.token, clock, options);
+            return holder.token;
         }
         const current = readHolder(path);
         if (current === "gone") continue;
@@ -116,18 +159,26 @@ async function acquireAt(path: string, target: string, options: LockOptions): Pr
             removeQuietly(path);
             continue;
         }
-        const waited = clock() - started;
-        if (waited >= options.timeoutMs) throw new LockTimeoutError(target, path, current, waited);
-        await sleep(Math.min(retryMs, options.timeoutMs - waited));
+        const remaining = deadline - clock();
+        if (remaining <= 0) {
+            const who = current === undefined ? undefined : describeHolder(current);
+            throw new LockTimeoutError(target, path, who, clock() - started);
+        }
+        await sleep(Math.min(retryMs, remaining));
         retryMs = Math.min(retryMs * 2, LONGEST_RETRY_MS);
     }
 }
 
 /** Marks the lock ours and refreshed now, and keeps refreshing it until it is released. */
-function hold(path: string, token: string, clock: Clock, options: LockOptions): HeldLock {
+function hold(
+    path: string,
+    token: string,
+    kernel: HeldKernelLock | undefined,
+    clock: Clock,
+    options: LockOptions,
+): HeldLock {
     const refresh = () => {
-        const current = readHolder(path);
-        if (current === "gone" || current?.token !== token) return;
+        if (!isOurs(path, token)) return;
         try {
             const seconds = clock() / 1000;
             utimesSync(path, seconds, seconds);
@@ -139,11 +190,20 @@ function hold(path: string, token: string, clock: Clock, options: LockOptions): 
     const stop = (options.repeat ?? timerRepeat)(Math.max(1, Math.floor(options.staleMs / 4)), refresh);
     return {
         path,
+        verify: () => {
+            if (!isOurs(path, token)) throw new LockLostError(path);
+        },
         release: async () => {
             stop();
-            await releaseIfOurs(path, token);
+            if (isOurs(path, token)) removeQuietly(path);
+            await kernel?.release();
         },
     };
+}
+
+function isOurs(path: string, token: string): boolean {
+    const current = readHolder(path);
+    return current !== "gone" && current?.token === token;
 }
 
 /** When the lock at `path` was last refreshed (its mtime), or undefined when it vanished. */
@@ -156,9 +216,30 @@ function refreshedAt(path: string): number | undefined {
     }
 }
 
+/**
+ * Whether a lock's holder is gone. On this host that is a fact (the pid is dead, or runs a process that
+ * started at another time); staleness decides only where the holder cannot be examined.
+ */
 function isAbandoned(holder: LockHolder, unrefreshedFor: number, staleMs: number): boolean {
-    if (holder.host === hostname() && !isProcessAlive(holder.pid)) return true;
+    if (holder.host === hostname()) {
+        if (!isProcessAlive(holder.pid)) return true;
+        const start = holder.start === undefined ? undefined : processStartTime(holder.pid);
+        if (start !== undefined) return start !== holder.start;
+    }
     return unrefreshedFor > staleMs;
+}
+
+function describeHolder(holder: LockHolder): string {
+    const since = Number.isFinite(holder.since) ? ` since ${new Date(holder.since).toISOString()}` : "";
+    if (holder.host !== hostname()) return `pid ${holder.pid} on host ${JSON.stringify(holder.host)}${since}`;
+    return `${describeLocalPid(holder.pid)}${since}`;
+}
+
+/** "pid 123", with what to do when it is stopped. */
+function describeLocalPid(pid: number): string {
+    return isProcessStopped(pid)
+        ? `pid ${pid}, which is stopped (resume it with \`kill -CONT ${pid}\`, or end it)`
+        : `pid ${pid}`;
 }
 
 /**
@@ -206,6 +287,15 @@ function readHolder(path: string): LockHolder | undefined | "gone" {
     return undefined;
 }
 
+function readHolderQuietly(path: string): LockHolder | undefined {
+    try {
+        const holder = readHolder(path);
+        return holder === "gone" ? undefined : holder;
+    } catch {
+        return undefined;
+    }
+}
+
 /**
  * Deletes an abandoned lock, unless it changed hands since we judged it abandoned, and the temporary
  * files its dead holder may have left while taking it.
@@ -219,9 +309,4 @@ function breakLock(path: string, token: string): void {
         if (codeOf(error) !== "ENOENT") throw error;
     }
     sweepTemporariesSync(path);
-}
-
-async function releaseIfOurs(path: string, token: string): Promise<void> {
-    const current = readHolder(path);
-    if (current !== "gone" && current?.token === token) removeQuietly(path);
 }

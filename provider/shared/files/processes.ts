@@ -1,3 +1,7 @@
+// Facts about processes on this machine, for deciding whether a lock's holder is still there.
+
+import { readFileSync } from "node:fs";
+
 /**
  * Whether a process with this pid exists on this machine. EPERM means it exists but belongs to another
  * user, which is still alive for our purposes (a lock or temporary file of theirs must be respected).
@@ -10,4 +14,35 @@ export function isProcessAlive(pid: number): boolean {
     } catch (error) {
         return (error as NodeJS.ErrnoException).code === "EPERM";
     }
+}
+
+/**
+ * When the process `pid` started, as the kernel counts it (clock ticks since boot, from /proc), or
+ * undefined where that cannot be read (not Linux, no /proc, the process is gone). A pid with another
+ * start time is another process that reused the pid.
+ */
+export function processStartTime(pid: number): string | undefined {
+    if (process.platform !== "linux" || !Number.isInteger(pid) || pid <= 0) return undefined;
+    return statFields(pid)?.[19];
+}
+
+/** Whether the process `pid` is stopped (SIGSTOP, a debugger), where /proc tells; false when unknown. */
+export function isProcessStopped(pid: number): boolean {
+    const state = process.platform === "linux" ? statFields(pid)?.[0] : undefined;
+    return state === "T" || state === "t";
+}
+
+/** The fields of /proc/<pid>/stat after the command name (field 3 onwards), or undefined. */
+function statFields(pid: number): string[] | undefined {
+    let stat: string;
+    try {
+        stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    } catch {
+        return undefined;
+    }
+    // The command name (field 2) is in parentheses and may itself contain spaces and parentheses.
+    return stat
+        .slice(stat.lastIndexOf(")") + 2)
+        .trim()
+        .split(" ");
 }
