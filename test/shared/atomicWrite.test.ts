@@ -1,20 +1,19 @@
 // Guards crash-safe file replacement: content written, mode and owner kept, no temporary left behind,
-// and the in-place fallback (with its backup) where a rename is impossible: a bind-mounted file (EBUSY,
-// as Docker's /etc/hosts), a directory we may not write, an owner we may not give a new file.
+// and the in-place fallback (journaled in the file) where a rename is impossible or would lose something:
+// a bind-mounted file (EBUSY, as Docker's /etc/hosts), a directory we may not write, an owner we may not
+// give a new file, ACLs and extended attributes. A file without write permission is refused as
+// `echo >>` refuses it, and a guard that fails just before the replacement writes nothing.
 
 import { strict as assert } from "node:assert";
+import { execFileSync } from "node:child_process";
 import { appendFileSync, statSync } from "node:fs";
 import { chmod, chown, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import {
-    backupPath,
-    signatureOf,
-    sweepTemporariesSync,
-    writeFileAtomicSync,
-} from "../../provider/shared/files/atomicWrite";
+import { signatureOf, sweepTemporariesSync, writeFileAtomicSync } from "../../provider/shared/files/atomicWrite";
 import { FileChangedError } from "../../provider/shared/files/fileChangedError";
+import { LockLostError } from "../../provider/shared/files/lockLostError";
 import { makeTempDir, REPO_ROOT, type TempDir } from "../support/projects";
-import { bindMount, canBindMount, deadPid, isRoot, runUnprivileged, skipBecause } from "../support/system";
+import { bindMount, canBindMount, deadPid, hasTool, isRoot, runUnprivileged, skipBecause } from "../support/system";
 
 const ATOMIC_WRITE = JSON.stringify(join(REPO_ROOT, "dist", "shared", "files", "atomicWrite.js"));
 
@@ -45,18 +44,24 @@ describe("atomic write", () => {
     it("refuses to replace a file that another writer changed since it was read, writing nothing", async () => {
         const read = signatureOf(statSync(target, { bigint: true }));
         appendFileSync(target, "10.0.0.1 foreign.test\n");
-        assert.throws(() => writeFileAtomicSync(target, Buffer.from("ours\n"), read), FileChangedError);
+        assert.throws(
+            () => writeFileAtomicSync(target, Buffer.from("ours\n"), { unchangedSince: read }),
+            FileChangedError,
+        );
         assert.equal(await readFile(target, "utf8"), "old\n10.0.0.1 foreign.test\n");
         assert.deepEqual(await readdir(temp.dir), ["hosts"], "the temporary file was removed");
         const current = signatureOf(statSync(target, { bigint: true }));
-        assert.equal(writeFileAtomicSync(target, Buffer.from("ours\n"), current).method, "rename");
+        assert.equal(writeFileAtomicSync(target, Buffer.from("ours\n"), { unchangedSince: current }).method, "rename");
         assert.equal(await readFile(target, "utf8"), "ours\n");
     });
 
     it("refuses to create a file that another writer created since it was found missing", async () => {
         const fresh = join(temp.dir, "fresh");
         await writeFile(fresh, "theirs\n");
-        assert.throws(() => writeFileAtomicSync(fresh, Buffer.from("ours\n"), ""), FileChangedError);
+        assert.throws(
+            () => writeFileAtomicSync(fresh, Buffer.from("ours\n"), { unchangedSince: "" }),
+            FileChangedError,
+        );
         assert.equal(await readFile(fresh, "utf8"), "theirs\n");
     });
 
@@ -68,9 +73,11 @@ describe("atomic write", () => {
         try {
             const read = signatureOf(statSync(target, { bigint: true }));
             appendFileSync(target, "10.0.0.1 foreign.test\n");
-            assert.throws(() => writeFileAtomicSync(target, Buffer.from("ours\n"), read), FileChangedError);
-            assert.equal(await readFile(source, "utf8"), "old\n10.0.0.1 foreign.test\n");
-            await assert.rejects(stat(backupPath(target)), { code: "ENOENT" }, "no backup was left behind");
+            assert.throws(
+                () => writeFileAtomicSync(target, Buffer.from("ours\n"), { unchangedSince: read }),
+                FileChangedError,
+            );
+            assert.equal(await readFile(source, "utf8"), "old\n10.0.0.1 foreign.test\n", "no journal was left");
         } finally {
             unmount();
         }
@@ -106,7 +113,6 @@ describe("atomic write", () => {
             assert.equal(outcome.method, "in-place");
             assert.equal(await readFile(target, "utf8"), "new content\n");
             assert.equal(await readFile(source, "utf8"), "new content\n", "the mounted file itself changed");
-            await assert.rejects(stat(backupPath(target)), { code: "ENOENT" }, "backup removed after success");
             assert.deepEqual((await readdir(temp.dir)).sort(), ["hosts", "source"]);
         } finally {
             unmount();
@@ -139,6 +145,67 @@ describe("atomic write", () => {
         await chmod(temp.dir, 0o755);
         await assert.rejects(writeUnprivileged("x"), /EACCES/);
         assert.equal(await readFile(target, "utf8"), "old\n");
+    });
+
+    it("writes nothing when the lock is lost just before the rename", async () => {
+        const lost = () => {
+            throw new LockLostError("the lock");
+        };
+        assert.throws(() => writeFileAtomicSync(target, Buffer.from("ours\n"), { beforeCommit: lost }), LockLostError);
+        assert.equal(await readFile(target, "utf8"), "old\n");
+        assert.deepEqual(await readdir(temp.dir), ["hosts"], "the temporary file was removed");
+    });
+
+    it("writes nothing in place when the lock is lost just before the write (bind-mounted file)", async function () {
+        if (!canBindMount()) skipBecause(this, "needs root with mount(8) to bind-mount a file");
+        const source = join(temp.dir, "source");
+        await writeFile(source, "old\n");
+        const unmount = bindMount(source, target);
+        try {
+            const lost = () => {
+                throw new LockLostError("the lock");
+            };
+            assert.throws(
+                () => writeFileAtomicSync(target, Buffer.from("ours\n"), { beforeCommit: lost }),
+                LockLostError,
+            );
+            assert.equal(await readFile(source, "utf8"), "old\n");
+        } finally {
+            unmount();
+        }
+    });
+
+    it("refuses a file without write permission, as `echo >>` does, though its directory allows a rename", async () => {
+        await chmod(target, 0o444);
+        await chmod(temp.dir, 0o777);
+        await assert.rejects(writeUnprivileged("replaced\n"), /EACCES/);
+        assert.equal(await readFile(target, "utf8"), "old\n");
+        assert.equal((await stat(target)).mode & 0o777, 0o444);
+    });
+
+    it("keeps a POSIX ACL and user.* extended attributes (written in place)", async function () {
+        if (!hasTool("setfacl") || !hasTool("setfattr")) {
+            skipBecause(
+                this,
+                "needs setfacl and setfattr (Debian packages acl and attr) to give the file an ACL and an attribute",
+            );
+        }
+        execFileSync("setfacl", ["-m", "u:65534:rw", target]);
+        execFileSync("setfattr", ["-n", "user.owner-note", "-v", "keep-me", target]);
+        const outcome = writeFileAtomicSync(target, Buffer.from("new\n"));
+        assert.equal(outcome.method, "in-place");
+        assert.equal(await readFile(target, "utf8"), "new\n");
+        assert.match(
+            execFileSync("getfacl", ["--omit-header", "--numeric", "--absolute-names", target], { encoding: "utf8" }),
+            /^user:65534:rw-$/m,
+        );
+        assert.equal(
+            execFileSync("getfattr", ["--absolute-names", "--only-values", "-n", "user.owner-note", target], {
+                encoding: "utf8",
+            }),
+            "keep-me",
+        );
+        assert.deepEqual(await readdir(temp.dir), ["hosts"]);
     });
 
     it("sweeps temporaries left by dead writers and keeps those of live ones", async () => {

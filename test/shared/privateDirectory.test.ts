@@ -1,17 +1,19 @@
-// Guards everything the package writes under $TMPDIR (shared with every user, so a place for planted
-// symlinks): only one directory, $TMPDIR/pulumi-lifecycle-<uid>, private and checked on every use, holds
-// the in-place backups and the fallback locks. Symlinks planted at every name the package writes or
-// ever wrote there are never followed, and nothing lands in $TMPDIR outside the private directory.
+// Guards what the package keeps under $TMPDIR (shared with every user, so a place for planted symlinks).
+// Hosts-file writes keep nothing there at all: the lock every writer meets is the kernel's, and an
+// in-place write's journal is in the file itself, so neither depends on a writer's $TMPDIR (two writers
+// with different $TMPDIRs used to lock and back up in different places, and lost entries). Symlinks
+// planted at every name the package ever wrote there are never followed. The one directory the package
+// may create there, $TMPDIR/pulumi-lifecycle-<uid>, is private and checked on every use.
 
 import { strict as assert } from "node:assert";
 import { createHash } from "node:crypto";
-import { chmod, lstat, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
+import { chmod, chown, lstat, mkdir, readdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { HostsFileStore } from "../../provider/hosts/io/hostsFileStore";
 import { createEntry } from "../../provider/hosts/logic/entries";
-import { fallbackLockPathFor } from "../../provider/shared/files/fileLock";
+import { privateDirectory } from "../../provider/shared/files/privateDirectory";
 import { makeTempDir, REPO_ROOT, type TempDir } from "../support/projects";
-import { bindMount, canBindMount, isRoot, NOBODY, runUnprivileged, skipBecause, useTmpdir } from "../support/system";
+import { bindMount, canBindMount, isRoot, runUnprivileged, skipBecause, useTmpdir } from "../support/system";
 
 const PRECIOUS = "precious\n";
 
@@ -40,7 +42,7 @@ describe("what the package writes under $TMPDIR", () => {
     });
 
     /** Every name in $TMPDIR that this package writes or used to write for `file`, as planted links. */
-    async function plantLinks(file: string): Promise<string[]> {
+    async function plantLinks(file: string, uid: number): Promise<string[]> {
         const digest = createHash("sha256").update(file).digest("hex").slice(0, 16);
         const names = [
             `pulumi-lifecycle-backup-${digest}-hosts`,
@@ -48,18 +50,26 @@ describe("what the package writes under $TMPDIR", () => {
             `.pulumi-lifecycle-${digest}.lock.${process.pid}.00000000.pulumi-lifecycle.tmp`,
         ];
         for (const name of names) await symlink(victim, join(tmp, name));
+        // The private directory of earlier versions, where backups and fallback locks were kept.
+        await mkdir(join(tmp, `pulumi-lifecycle-${uid}`), { mode: 0o700 });
+        await chown(join(tmp, `pulumi-lifecycle-${uid}`), uid, uid);
+        for (const name of [`backup-${digest}-hosts`, `lock-${digest}-hosts`]) {
+            await symlink(victim, join(tmp, `pulumi-lifecycle-${uid}`, name));
+        }
         return names;
     }
 
-    async function assertNothingFollowed(planted: string[], privateDirectories: string[]): Promise<void> {
-        assert.equal(await readFile(victim, "utf8"), PRECIOUS, "the link's target was never written");
+    async function assertNothingWritten(planted: string[], uid: number): Promise<void> {
+        assert.equal(await readFile(victim, "utf8"), PRECIOUS, "the links' target was never written");
         for (const name of planted) assert.ok((await lstat(join(tmp, name))).isSymbolicLink(), `${name} still a link`);
-        assert.deepEqual((await readdir(tmp)).sort(), [...planted, ...privateDirectories].sort());
+        assert.deepEqual((await readdir(tmp)).sort(), [...planted, `pulumi-lifecycle-${uid}`].sort());
+        assert.equal((await readdir(join(tmp, `pulumi-lifecycle-${uid}`))).length, 2, "nothing added there");
     }
 
-    it("keeps an in-place write's backup inside the private directory, past planted links", async function () {
+    it("keeps nothing there for an in-place write (a bind-mounted file)", async function () {
         if (!canBindMount()) skipBecause(this, "needs root with mount(8) to bind-mount a file (the in-place path)");
-        const planted = await plantLinks(target);
+        const uid = process.getuid?.() ?? 0;
+        const planted = await plantLinks(target, uid);
         const source = join(temp.dir, "source");
         await writeFile(source, "127.0.0.1\tlocalhost\n");
         const unmount = bindMount(source, target);
@@ -78,35 +88,75 @@ describe("what the package writes under $TMPDIR", () => {
             unmount();
         }
         assert.equal(await readFile(source, "utf8"), "127.0.0.1\tlocalhost\n10.0.0.9\tdb.internal\n");
-        await assertNothingFollowed(planted, [`pulumi-lifecycle-${process.getuid?.()}`]);
+        await assertNothingWritten(planted, uid);
     });
 
-    it("keeps the fallback lock of a file in a directory it may not write inside the private directory", async function () {
+    it("keeps nothing there for a writer that may not write the file's directory", async function () {
         if (!isRoot) skipBecause(this, "needs root to run the writer as another user than the directory's owner");
         await chmod(target, 0o666);
         await chmod(temp.dir, 0o755);
-        const planted = await plantLinks(target);
+        const planted = await plantLinks(target, 65534);
         const dist = (path: string) => JSON.stringify(join(REPO_ROOT, "dist", path));
-        const lockPath = await runUnprivileged(
+        await runUnprivileged(
             `process.env.TMPDIR = ${JSON.stringify(tmp)};
             const { HostsFileStore } = require(${dist("hosts/io/hostsFileStore.js")});
             const { createEntry } = require(${dist("hosts/logic/entries.js")});
-            const { fallbackLockPathFor } = require(${dist("shared/files/fileLock.js")});
             const file = ${JSON.stringify(target)};
-            new HostsFileStore({ lock: { timeoutMs: 5000, staleMs: 60000 } })
-                .edit(file, (doc) => {
-                    createEntry(doc, { address: "10.0.0.9", names: ["db.internal"] }, { adopt: false, file });
-                    return () => undefined;
-                })
-                .then(() => process.stdout.write(fallbackLockPathFor(file)));`,
+            new HostsFileStore({ lock: { timeoutMs: 5000, staleMs: 60000 } }).edit(file, (doc) => {
+                createEntry(doc, { address: "10.0.0.9", names: ["db.internal"] }, { adopt: false, file });
+                return () => undefined;
+            });`,
             temp.dir,
         );
-        assert.ok(lockPath.startsWith(join(tmp, `pulumi-lifecycle-${NOBODY.uid}`, "lock-")), lockPath);
-        assert.notEqual(lockPath, fallbackLockPathFor(target), "each user's lock lives in their own directory");
         assert.equal(await readFile(target, "utf8"), "127.0.0.1\tlocalhost\n10.0.0.9\tdb.internal\n");
-        await assertNothingFollowed(planted, [
-            `pulumi-lifecycle-${NOBODY.uid}`,
-            `pulumi-lifecycle-${process.getuid?.()}`,
-        ]);
+        await assertNothingWritten(planted, 65534);
+        assert.deepEqual((await readdir(temp.dir)).sort(), ["hosts", "tmp", "victim"], "no lock file beside it either");
+    });
+});
+
+describe("the private directory", () => {
+    let temp: TempDir;
+    let tmp: string;
+    let restoreTmpdir: () => void;
+
+    beforeEach(async () => {
+        temp = await makeTempDir();
+        tmp = join(temp.dir, "tmp");
+        await mkdir(tmp);
+        restoreTmpdir = useTmpdir(tmp);
+    });
+    afterEach(async () => {
+        restoreTmpdir();
+        await temp.cleanup();
+    });
+
+    it("is created where only this user may enter", async () => {
+        const directory = privateDirectory();
+        const info = await stat(directory);
+        assert.equal(info.mode & 0o777, 0o700);
+        assert.equal(info.uid, process.getuid?.());
+    });
+
+    it("is refused when it is a symlink planted elsewhere", async () => {
+        const victim = join(temp.dir, "victim");
+        await mkdir(victim);
+        await symlink(victim, join(tmp, `pulumi-lifecycle-${process.getuid?.()}`));
+        assert.throws(() => privateDirectory(), /refusing to keep private files in .*not a directory/);
+        assert.deepEqual(await readdir(victim), []);
+    });
+
+    it("is refused when others may enter it", async () => {
+        const directory = join(tmp, `pulumi-lifecycle-${process.getuid?.()}`);
+        await mkdir(directory);
+        await chmod(directory, 0o777);
+        assert.throws(() => privateDirectory(), /others may enter it \(mode 777\)/);
+    });
+
+    it("is refused when it belongs to another user", async function () {
+        if (!isRoot) skipBecause(this, "needs root to give the directory another owner");
+        const directory = join(tmp, `pulumi-lifecycle-${process.getuid?.()}`);
+        await mkdir(directory, { mode: 0o700 });
+        await chown(directory, 1234, 1234);
+        assert.throws(() => privateDirectory(), /belongs to uid 1234/);
     });
 });

@@ -17,6 +17,9 @@ const ADVICE: Record<HostsFileOperation, Record<string, string>> = {
         ENOTDIR: "a part of the path is not a directory. Check `file`",
         ENOSPC: "the disk is full. Free some space and retry",
         ENOTREG: `it is not a regular file (a FIFO, device or socket), and writing would replace it. ${SET_FILE} to a regular hosts file`,
+        ELOCKLOST:
+            "this process was stopped or hung while it held the file's lock, long enough for a writer on another host " +
+            "to take the lock over. Nothing was written. Retry",
         ECHANGED:
             "another program kept changing it between our read and our write, every time we tried, without taking the " +
             "pulumi-lifecycle lock. Nothing of theirs was overwritten. Retry; if it keeps happening, stop that program " +
@@ -28,6 +31,9 @@ const ADVICE: Record<HostsFileOperation, Record<string, string>> = {
         EISDIR: `it is a directory. ${SET_FILE} to the path of a hosts file`,
         ENOTDIR: "a part of the path is not a directory. Check `file`",
         ENOTREG: `it is not a regular file (a FIFO, device or socket); hosts entries live in a regular file. ${SET_FILE} to one`,
+        EJOURNAL:
+            "another pulumi-lifecycle process is writing it in place, or was cut short doing so, and only a process that " +
+            "may write the file can finish that write. Retry; if this persists, run Pulumi as a user who may write it",
     },
     lock: {},
 };

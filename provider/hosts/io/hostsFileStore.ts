@@ -6,7 +6,7 @@
 // before the batch's edits. A failing edit affects only its own caller; a failing write fails every edit
 // of the batch and leaves the file as it was.
 
-import { statSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import {
     signatureOf,
@@ -16,7 +16,7 @@ import {
 } from "../../shared/files/atomicWrite";
 import { codeOf } from "../../shared/files/errno";
 import { acquireFileLock, type HeldLock, type LockOptions } from "../../shared/files/fileLock";
-import { recoverInPlaceWriteSync } from "../../shared/files/inPlaceBackup";
+import { holdsJournal, recoverJournaled } from "../../shared/files/inPlaceJournal";
 import { LockTimeoutError } from "../../shared/files/lockTimeoutError";
 import { readWholeSync } from "../../shared/files/readWhole";
 import { realPathSync } from "../../shared/files/realPath";
@@ -130,14 +130,21 @@ export class HostsFileStore {
         const reads = batch.filter((op) => op.kind === "read");
         const edits = batch.filter((op) => op.kind === "edit");
         if (edits.length === 0) {
-            const { doc } = await this.load(real, queue);
-            for (const op of reads) settle(op, () => op.run(doc)());
-            return;
+            const loaded = await this.load(real, queue).catch((error: unknown) => {
+                if (codeOf(error) === IN_PLACE_WRITE_UNDER_WAY) return undefined;
+                throw error;
+            });
+            if (loaded) {
+                for (const op of reads) settle(op, () => op.run(loaded.doc)());
+                return;
+            }
+            // An in-place write is under way or was cut short: read once it is finished or undone, under
+            // the lock, like a batch of edits.
         }
         const lock = await this.lock(real);
         let answer: () => void;
         try {
-            answer = await this.applyEdits(real, queue, reads, edits);
+            answer = await this.applyEdits(real, queue, reads, edits, lock);
         } finally {
             await lock.release().catch(() => undefined);
         }
@@ -146,13 +153,19 @@ export class HostsFileStore {
     }
 
     /** Applies a batch under the lock; returns how to answer its operations. */
-    private async applyEdits(real: string, queue: FileQueue, reads: Pending[], edits: Pending[]): Promise<() => void> {
+    private async applyEdits(
+        real: string,
+        queue: FileQueue,
+        reads: Pending[],
+        edits: Pending[],
+        lock: HeldLock,
+    ): Promise<() => void> {
         if (!queue.swept) {
             sweepTemporariesSync(real);
             queue.swept = true;
         }
-        // An in-place write that a crash cut short left the file torn and its backup behind: restore it
-        // before anything reads the file. (Under the lock, so a live writer's backup is never taken.)
+        // An in-place write that a crash cut short left its journal in the file: finish or undo it before
+        // anything reads the file. (Under the lock, so a live writer's write is never taken for a crash.)
         if (recoverInPlace(real)) queue.cache = undefined;
         let loaded = await this.load(real, queue);
         const readOutcomes = reads.map((op) => applyToDocument(op, loaded.doc));
@@ -161,7 +174,7 @@ export class HostsFileStore {
             const outcomes = edits.map((op) => applyToDocument(op, loaded.doc));
             if (loaded.doc.revision === revision) return () => answerAll([...readOutcomes, ...outcomes]);
             const applied = outcomes.filter((outcome) => outcome.finish !== undefined).length;
-            const failure = await this.write(real, queue, loaded.doc, applied, loaded.signature).then(
+            const failure = await this.write(real, queue, loaded.doc, applied, loaded.signature, lock).then(
                 () => undefined,
                 (error: unknown) => ({ error }),
             );
@@ -211,10 +224,11 @@ export class HostsFileStore {
         doc: HostsDocument,
         edits: number,
         signature: string,
+        lock: HeldLock,
     ): Promise<void> {
         const data = doc.toBuffer();
         try {
-            const outcome = writeFileAtomicSync(real, data, signature);
+            const outcome = writeFileAtomicSync(real, data, { unchangedSince: signature, beforeCommit: lock.verify });
             // The document now says what the file says; later batches edit it further. Once its edited
             // lines (which searches and serializing visit one by one) are many, the next batch starts from
             // the bytes written instead, so a batch never costs more than what it touches plus one pass.
@@ -231,19 +245,41 @@ export class HostsFileStore {
     }
 }
 
+/** Finishes or undoes an in-place write a crash cut short; answers whether there was one. */
 function recoverInPlace(real: string): boolean {
+    let fd: number;
     try {
-        return recoverInPlaceWriteSync(real);
+        fd = openSync(real, constants.O_RDWR | constants.O_NONBLOCK | (constants.O_NOFOLLOW ?? 0));
+    } catch {
+        // Missing, or not ours to write: nothing to recover, and the read or write says what is wrong.
+        return false;
+    }
+    try {
+        return fstatSync(fd).isFile() && recoverJournaled(fd);
     } catch (error) {
         throw new HostsFileError(real, "write", error);
+    } finally {
+        closeSync(fd);
     }
 }
 
+/** The code of a read that found an in-place write's journal: it must be finished or undone (under the lock) first. */
+const IN_PLACE_WRITE_UNDER_WAY = "EJOURNAL";
+
 /** Reads and parses the file; the signature belongs to the bytes read. */
 async function readDocument(real: string, ending: "\n" | "\r\n"): Promise<{ doc: HostsDocument; signature: string }> {
+    let read: { bytes: Buffer; signature: string };
     try {
-        const { bytes, signature } = readWholeSync(real);
-        return { doc: HostsDocument.parse(bytes, ending), signature };
+        read = readWholeSync(real);
+    } catch (error) {
+        throw new HostsFileError(real, "read", error);
+    }
+    if (holdsJournal(read.bytes)) {
+        const underWay = Object.assign(new Error("an in-place write is under way"), { code: IN_PLACE_WRITE_UNDER_WAY });
+        throw new HostsFileError(real, "read", underWay);
+    }
+    try {
+        return { doc: HostsDocument.parse(read.bytes, ending), signature: read.signature };
     } catch (error) {
         throw new HostsFileError(real, "read", error);
     }

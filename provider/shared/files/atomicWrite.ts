@@ -2,10 +2,12 @@
 //
 // The new bytes go to a temporary file beside the target, are flushed to disk, get the target's mode and
 // owner, and are renamed over it: a reader (or a crash) sees the old file or the new one, never a partial
-// one. Where that is impossible (a bind-mounted file gives EBUSY or EXDEV, as Docker's /etc/hosts does;
-// a directory we may not write; an owner we may not give the new file) we fall back to writing the file
-// in place, after saving a backup copy that restores the old content if the in-place write fails, and
-// that the next writer restores if a crash cut the write short (inPlaceBackup.ts).
+// one. Where that is impossible or would lose something (a bind-mounted file gives EBUSY or EXDEV, as
+// Docker's /etc/hosts does; a directory we may not write; an owner we may not give the new file; ACLs or
+// extended attributes a new file would not carry) the file is written in place instead, journaled inside
+// the file itself so that the next writer finishes or undoes a write a crash cut short
+// (inPlaceJournal.ts). A file without write permission is refused as `echo >>` would refuse it, even where
+// its directory would allow a rename.
 //
 // The system calls are synchronous on purpose: each takes microseconds, and a writer holding a lock must
 // not wait behind other work on the event loop between them (a busy provider process would otherwise
@@ -13,13 +15,14 @@
 
 import { randomBytes } from "node:crypto";
 import {
+    accessSync,
     type BigIntStats,
     closeSync,
+    constants,
     fchmodSync,
     fchownSync,
     fstatSync,
     fsyncSync,
-    ftruncateSync,
     openSync,
     readdirSync,
     readFileSync,
@@ -28,10 +31,11 @@ import {
     unlinkSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { overwrite, writeAll } from "./descriptors";
+import { writeAll } from "./descriptors";
 import { codeOf } from "./errno";
+import { hasExtendedAttributes } from "./extendedAttributes";
 import { FileChangedError } from "./fileChangedError";
-import { saveBackup } from "./inPlaceBackup";
+import { writeJournaled } from "./inPlaceJournal";
 import { isProcessAlive } from "./processes";
 
 /** How a write reached the disk. */
@@ -42,6 +46,17 @@ export interface WriteOutcome {
     readonly method: WriteMethod;
     /** `dev:ino:size:mtime` of the written file, as `fileSignature` computes it. */
     readonly signature: string;
+}
+
+/** What a write checks just before it replaces the file. */
+export interface WriteGuards {
+    /**
+     * The signature of the content the new bytes were computed from ("" for no file): if the file is no
+     * longer that content, FileChangedError is thrown and nothing is written.
+     */
+    readonly unchangedSince?: string;
+    /** Called immediately before the file is replaced (the lock's `verify`): throwing writes nothing. */
+    readonly beforeCommit?: () => void;
 }
 
 /** Rename errors that mean "this file cannot be replaced by rename", not "the write failed". */
@@ -61,15 +76,20 @@ export function fileSignatureSync(fd: number): string {
 
 /**
  * Replaces the content of `target` (a real path, symlinks already resolved) with `data`. Creates the file
- * (mode 0644) when it does not exist. Keeps mode and owner. Throws the underlying error when neither
- * the rename nor the in-place write is possible; the file is then unchanged.
+ * (mode 0644) when it does not exist. Keeps mode and owner, and ACLs and extended attributes (by writing
+ * in place where the file has them). Throws the underlying error when neither the rename nor the
+ * in-place write is possible, or the file may not be written (EACCES); the file is then unchanged.
  *
- * With `unchangedSince` (the signature of the content `data` was computed from, "" for no file), the
- * target is checked again as late as possible, after the new bytes are on disk and just before they
- * replace it, and FileChangedError is thrown, with nothing written, if another writer changed it.
+ * `guards` are checked as late as possible, after the new bytes are on disk and just before they replace
+ * the file: a foreign change (FileChangedError) or a lost lock (`beforeCommit` throws) writes nothing.
  */
-export function writeFileAtomicSync(target: string, data: Uint8Array, unchangedSince?: string): WriteOutcome {
+export function writeFileAtomicSync(target: string, data: Uint8Array, guards: WriteGuards = {}): WriteOutcome {
     const existing = statOrUndefined(target);
+    if (existing) {
+        // Refused as `echo >> file` is, rather than replaced behind the permission by a rename.
+        accessSync(target, constants.W_OK);
+        if (hasExtendedAttributes(target)) return writeInPlace(target, data, guards);
+    }
     const temporary = join(dirname(target), temporaryName(basename(target)));
     let fd: number | undefined;
     try {
@@ -83,13 +103,14 @@ export function writeFileAtomicSync(target: string, data: Uint8Array, unchangedS
         const signature = fileSignatureSync(fd);
         closeSync(fd);
         fd = undefined;
-        if (unchangedSince !== undefined) assertUnchanged(target, unchangedSince);
+        if (guards.unchangedSince !== undefined) assertUnchanged(target, guards.unchangedSince);
+        guards.beforeCommit?.();
         try {
             renameSync(temporary, target);
         } catch (error) {
             if (existing && RENAME_IMPOSSIBLE.has(codeOf(error))) {
                 removeQuietly(temporary);
-                return writeInPlace(target, data, unchangedSince);
+                return writeInPlace(target, data, guards);
             }
             throw error;
         }
@@ -99,7 +120,7 @@ export function writeFileAtomicSync(target: string, data: Uint8Array, unchangedS
         if (fd !== undefined) closeQuietly(fd);
         removeQuietly(temporary);
         if (existing && (TEMPORARY_IMPOSSIBLE.has(codeOf(error)) || error instanceof OwnerNotKeptError)) {
-            return writeInPlace(target, data, unchangedSince);
+            return writeInPlace(target, data, guards);
         }
         throw error;
     }
@@ -125,37 +146,21 @@ export function sweepTemporariesSync(target: string): number {
     return removed;
 }
 
-export { backupPath } from "./inPlaceBackup";
-
 /**
- * Writes over the file itself: same inode, so mode and owner stay. Not atomic, so the old content is
- * saved first and written back if the write fails; new bytes are written before the file is cut to
- * length, so the file is never empty or shorter than the content it holds.
+ * Writes over the file itself: same inode, so mode, owner, ACLs and attributes stay. Journaled inside the
+ * file (inPlaceJournal.ts), so a crash at any point is finished or undone by the next writer, and a
+ * failed write puts the old content back.
  */
-function writeInPlace(target: string, data: Uint8Array, unchangedSince: string | undefined): WriteOutcome {
-    const fd = openSync(target, "r+");
+function writeInPlace(target: string, data: Uint8Array, guards: WriteGuards): WriteOutcome {
+    const fd = openSync(target, constants.O_RDWR | (constants.O_NOFOLLOW ?? 0));
     try {
         const previous = readFileSync(fd);
-        if (unchangedSince !== undefined && fileSignatureSync(fd) !== unchangedSince) {
+        if (guards.unchangedSince !== undefined && fileSignatureSync(fd) !== guards.unchangedSince) {
             throw new FileChangedError(target);
         }
-        // Fails (EEXIST) rather than replace the backup of an earlier write that did not finish: that
-        // backup is the only good copy, and recoverInPlaceWriteSync restores it first.
-        const backup = saveBackup(target, previous);
-        try {
-            overwrite(fd, data);
-        } catch (error) {
-            try {
-                writeAll(fd, previous, 0);
-                ftruncateSync(fd, previous.length);
-            } catch {
-                // The backup file keeps the previous content; the error below names what failed.
-            }
-            throw error;
-        }
-        const signature = fileSignatureSync(fd);
-        removeQuietly(backup);
-        return { method: "in-place", signature };
+        guards.beforeCommit?.();
+        writeJournaled(fd, previous, data);
+        return { method: "in-place", signature: fileSignatureSync(fd) };
     } finally {
         closeSync(fd);
     }

@@ -1,15 +1,14 @@
-// The one directory this package writes in $TMPDIR: $TMPDIR/pulumi-lifecycle-<uid>, mode 0700, checked
-// on every use (ours, a real directory and not a symlink, no access for others). Everything else lives
-// inside it, where no other user can plant a symlink or a file, so names there may be predictable.
+// The one directory this package may create in $TMPDIR: $TMPDIR/pulumi-lifecycle-<uid>, mode 0700,
+// checked on every use (ours, a real directory and not a symlink, no access for others). What the package
+// keeps per user lives inside it, where no other user can plant a symlink or a file, so names there may
+// be predictable. Nothing a writer of a shared file must find belongs here: another user, or the same
+// user with another $TMPDIR, would not find it.
 
 import { lstatSync, mkdirSync, type Stats } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-/**
- * This user's private directory for in-place backups and fallback locks; created when missing, refused
- * when not private.
- */
+/** This user's private directory; created when missing, refused when not private. */
 export function privateDirectory(): string {
     const directory = privateDirectoryPath();
     try {
@@ -53,7 +52,7 @@ function checked(directory: string, info: Stats): string {
     if (problem) {
         throw Object.assign(
             new Error(
-                `refusing to keep backups and locks in ${directory}: ${problem}. Someone may be trying to make this ` +
+                `refusing to keep private files in ${directory}: ${problem}. Someone may be trying to make this ` +
                     "process write elsewhere; remove it (or set TMPDIR to a private directory) and retry.",
             ),
             { code: "EUNSAFEDIR" },

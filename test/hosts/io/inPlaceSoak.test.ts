@@ -1,24 +1,25 @@
 // Guards the in-place write path for real (a bind-mounted hosts file, where rename fails with EBUSY as on
 // Docker's /etc/hosts) against SIGKILL at random points: 200 writer processes, each killed while it
-// writes in a loop. After every kill, the next run must find a whole file (every original line in order,
-// every added line whole, no line twice) and, when the kill cut a write short, restore exactly the
-// backup it left. The kill points are random (seeded, so a failure can be replayed); the assertions hold
-// wherever they land.
+// writes in a loop, every other one as another user, all with a $TMPDIR of their own. After every kill,
+// the next writer, with yet another $TMPDIR, must find a whole file (every original line in order, every
+// added line whole, no line twice), finish or undo exactly the write the kill cut short (from its journal
+// in the file), and keep its own entry, which no later recovery may take away. The kill points are random
+// (seeded, so a failure can be replayed); the assertions hold wherever they land.
 
 import { strict as assert } from "node:assert";
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { HostsFileStore } from "../../../provider/hosts/io/hostsFileStore";
 import { createEntry } from "../../../provider/hosts/logic/entries";
-import { backupPath } from "../../../provider/shared/files/inPlaceBackup";
-import { privateDirectory } from "../../../provider/shared/files/privateDirectory";
+import { writeFileAtomicSync } from "../../../provider/shared/files/atomicWrite";
+import { acquireFileLock } from "../../../provider/shared/files/fileLock";
+import { holdsJournal, recoveredContent } from "../../../provider/shared/files/inPlaceJournal";
 import { seededRandom } from "../../../provider/shared/random";
 import { blocklist } from "../../support/hostsFixtures";
 import { makeTempDir, REPO_ROOT, type TempDir } from "../../support/projects";
-import { bindMount, canBindMount, skipBecause, useTmpdir } from "../../support/system";
+import { bindMount, canBindMount, NOBODY, skipBecause, useTmpdir } from "../../support/system";
 
 const KILLS = 200;
 const SEED = 20261123;
@@ -52,8 +53,13 @@ interface Writer {
     go(): Promise<void>;
 }
 
-function startWriter(file: string, round: number): Writer {
-    const child = spawn(process.execPath, ["-e", WRITER, file, String(round)], { stdio: ["pipe", "pipe", "inherit"] });
+function startWriter(file: string, round: number, tmpdir: string): Writer {
+    const child = spawn(process.execPath, ["-e", WRITER, file, String(round)], {
+        stdio: ["pipe", "pipe", "inherit"],
+        env: { ...process.env, TMPDIR: tmpdir },
+        // Every other writer is another user, who may write the file but not its directory.
+        ...(round % 2 === 1 ? NOBODY : {}),
+    });
     const ready = new Promise<void>((resolve, reject) => {
         child.stdout?.once("data", () => resolve());
         child.once("exit", (code, signal) => reject(new Error(`the writer exited early (${code ?? signal})`)));
@@ -82,17 +88,26 @@ describe("in-place writes under SIGKILL (a bind-mounted hosts file)", function (
     let temp: TempDir;
     let source: string;
     let target: string;
+    let writerTmp: string;
+    let witnessTmp: string;
     let unmount: (() => void) | undefined;
     let restoreTmpdir: (() => void) | undefined;
 
     beforeEach(async function () {
         if (!canBindMount()) skipBecause(this, "needs root with mount(8) to bind-mount a file (the in-place path)");
         temp = await makeTempDir();
-        // The writers inherit it: their backups land in this test's own private directory.
-        restoreTmpdir = useTmpdir(temp.dir);
+        await chmod(temp.dir, 0o755);
+        writerTmp = join(temp.dir, "tmp-writers");
+        witnessTmp = join(temp.dir, "tmp-witness");
+        await mkdir(writerTmp, { mode: 0o1777 });
+        await chmod(writerTmp, 0o1777);
+        await mkdir(witnessTmp);
+        // The witness (this process) writes with another $TMPDIR than the writers it follows.
+        restoreTmpdir = useTmpdir(witnessTmp);
         source = join(temp.dir, "source");
         target = join(temp.dir, "hosts");
-        await writeFile(source, BASE);
+        await writeFile(source, BASE, { mode: 0o666 });
+        await chmod(source, 0o666);
         await writeFile(target, "");
         unmount = bindMount(source, target);
     });
@@ -104,47 +119,53 @@ describe("in-place writes under SIGKILL (a bind-mounted hosts file)", function (
         await temp?.cleanup();
     });
 
-    it(`leaves a whole file and loses no backup over ${KILLS} random kills of the writer`, async () => {
+    /** Puts the base back, under the lock as a writer of ours would, while a writer may be running. */
+    async function reset(): Promise<void> {
+        const lock = await acquireFileLock(target, { timeoutMs: 5000, staleMs: 60_000 });
+        try {
+            writeFileAtomicSync(target, Buffer.from(BASE));
+        } finally {
+            await lock.release();
+        }
+    }
+
+    it(`leaves a whole file and loses no acknowledged entry over ${KILLS} random kills of the writer`, async () => {
         const random = seededRandom(SEED);
         let cutShort = 0;
-        let writer = startWriter(target, 0);
+        let witnessed: string | undefined;
+        let writer = startWriter(target, 0, writerTmp);
         for (let round = 0; round < KILLS; round++) {
             await writer.go();
+            if (witnessed !== undefined) {
+                // Its first write recovered nothing of its own: the witness's entry must still be there.
+                const seen = await readFile(target, "utf8");
+                assert.ok(seen.startsWith(witnessed), `round ${round}: the writer took the witness's entry away`);
+            }
+            // Keep the file small enough that every round writes at the same pace.
+            await reset();
             await sleep(Math.floor(random() * 40));
             const exited = new Promise((resolve) => writer.child.once("exit", resolve));
             writer.child.kill("SIGKILL");
             await exited;
-            if (round + 1 < KILLS) writer = startWriter(target, round + 1);
 
-            const backup = backupPath(target);
-            const saved = existsSync(backup) ? readFileSync(backup, "utf8") : undefined;
-            if (saved !== undefined) {
-                cutShort++;
-                assertWhole(saved, round);
-            } else {
-                assertWhole(await readFile(target, "utf8"), round);
-            }
-            // The next run: one more entry, after restoring what the kill left.
+            const left = await readFile(target);
+            if (holdsJournal(left)) cutShort++;
+            // What the write the kill cut short must become: finished (its journal is whole) or undone.
+            const expected = (recoveredContent(left) ?? left).toString("utf8");
+            assertWhole(expected, round);
+            // The witness, with another $TMPDIR: one more entry, after recovering what the kill left.
             const store = new HostsFileStore({ lock: { timeoutMs: 5000, staleMs: 60_000 } });
             const next = { address: `10.7.${round % 250}.250`, names: [`next-${round}-0.test`] };
             await store.edit(target, (doc) => {
                 createEntry(doc, next, { adopt: false, file: target });
                 return () => undefined;
             });
-            const after = await readFile(target, "utf8");
-            assertWhole(after, round);
-            if (saved !== undefined) {
-                assert.equal(
-                    after,
-                    `${saved}10.7.${round % 250}.250\tnext-${round}-0.test\n`,
-                    `round ${round}: backup lost`,
-                );
-            }
-            assert.equal(existsSync(backup), false, `round ${round}: the backup was left behind`);
-            // Keep the file small enough that every round writes at the same pace.
-            await writeFile(source, BASE);
+            witnessed = `${expected}10.7.${round % 250}.250\tnext-${round}-0.test\n`;
+            assert.equal(await readFile(target, "utf8"), witnessed, `round ${round}: recovered wrongly`);
+            if (round + 1 < KILLS) writer = startWriter(target, round + 1, writerTmp);
         }
-        assert.deepEqual(await readdir(privateDirectory()), [], "no backup or temporary left behind");
-        console.log(`      ${cutShort} of ${KILLS} kills cut an in-place write short; all were restored`);
+        assert.deepEqual(await readdir(writerTmp), [], "the writers kept nothing in their $TMPDIR");
+        assert.deepEqual(await readdir(witnessTmp), [], "the witness kept nothing in its $TMPDIR");
+        console.log(`      ${cutShort} of ${KILLS} kills cut an in-place write short; each was finished or undone`);
     });
 });
