@@ -35,14 +35,22 @@ interface Run {
     stderr: string;
 }
 
-function run(args: string[], options: { env?: NodeJS.ProcessEnv; asNobody?: boolean } = {}): Promise<Run> {
+function run(
+    args: string[],
+    options: { env?: NodeJS.ProcessEnv; asNobody?: boolean; cwd?: string } = {},
+): Promise<Run> {
     const env = { ...process.env, ...options.env };
     if (options.env && "HOSTS_FILE" in options.env && options.env.HOSTS_FILE === undefined) delete env.HOSTS_FILE;
     return new Promise((resolve) => {
         execFile(
             process.execPath,
             [MAIN, ...args],
-            { env, encoding: "utf8", ...(options.asNobody ? NOBODY : {}) },
+            {
+                env,
+                encoding: "utf8",
+                ...(options.asNobody ? NOBODY : {}),
+                ...(options.cwd ? { cwd: options.cwd } : {}),
+            },
             (error, stdout, stderr) => {
                 const code = error ? (typeof error.code === "number" ? error.code : -1) : 0;
                 resolve({ code, stdout, stderr });
@@ -108,6 +116,27 @@ describe("pulumi-lifecycle command line", () => {
             const omit = await run(["hosts", "import", "-f", file, "--stack", "dev", "--omit-file"]);
             assert.equal(omit.code, 2);
             assert.match(omit.stderr, /--stack records the file each entry names, and --omit-file names none/);
+        });
+
+        it("refuses --stack naming a stack of another project before running Pulumi, writing nothing", async () => {
+            const projectDir = join(temp.dir, "atk");
+            await mkdir(projectDir, { recursive: true });
+            await writeFile(join(projectDir, "Pulumi.yaml"), "name: atk\nruntime: nodejs\n");
+            const out = join(projectDir, "program.ts");
+            // No `pulumi` on PATH: the refusal must come before the CLI is needed.
+            const result = await run(
+                ["hosts", "import", "-f", file, "--stack", "organization/otherproj/x", "-o", out],
+                {
+                    cwd: projectDir,
+                    env: { PATH: join(temp.dir, "no-such-bin") },
+                },
+            );
+            assert.equal(result.code, 1);
+            assertOneLine(
+                result.stderr,
+                /--stack organization\/otherproj\/x is a stack of project "otherproj", and the command runs in project "atk" \(Pulumi\.yaml in .*atk\); nothing was imported\. Run the command in the directory of project "otherproj", or name a stack of "atk"\./,
+            );
+            await assert.rejects(readFile(out), { code: "ENOENT" });
         });
 
         it("writes the program to --out, never over an existing file", async () => {

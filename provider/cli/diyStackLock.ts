@@ -20,7 +20,6 @@ import { randomUUID } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { homedir, hostname, userInfo } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { codeOf } from "../shared/files/errno";
 import { isProcessAlive } from "../shared/files/processes";
 import { CliError } from "./cliError";
@@ -48,10 +47,16 @@ const OWN_PREFIX = "pulumi-lifecycle-";
  */
 export function fileBackendRoot(url: string, cwd: string): string | undefined {
     if (!url.startsWith("file://")) return undefined;
+    // The CLI expands `~` and makes the path absolute, then its storage library reads the result as a
+    // URL, decoding %-escapes (pkg/backend/diy/backend.go, massageBlobPath).
     let path = url.slice("file://".length).split("?")[0] ?? "";
     if (path === "~") path = homedir();
     else if (path.startsWith("~/")) path = join(homedir(), path.slice(2));
-    else if (path.startsWith("/")) path = fileURLToPath(`file://${path}`);
+    try {
+        path = decodeURIComponent(path);
+    } catch {
+        // Not %-encoded: used as it is.
+    }
     return isAbsolute(path) ? path : resolve(cwd, path);
 }
 

@@ -7,10 +7,11 @@
 // With --stack (a stack with a secret in its config and its own backend directory), the helper records
 // the entries in the state as a create would have: the program's first preview and up show no change;
 // importing again, or a file that changes meanwhile, is refused with nothing written; --dry-run
-// changes nothing.
+// changes nothing; a stack of another project, or a state holding another project's resources, is
+// refused. (Races with other writers of the stack: importHelperRaces.test.ts.)
 
 import { strict as assert } from "node:assert";
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
@@ -21,6 +22,8 @@ import { REPO_ROOT } from "../support/projects";
 import { type PulumiCli, requirePulumiCli } from "../support/pulumiCli";
 
 const run = promisify(execFile);
+/** The helper under test; another build's can be named to show how these tests fail on it. */
+const MAIN = process.env.PULUMI_LIFECYCLE_CLI_MAIN ?? join(REPO_ROOT, "dist", "cli", "main.js");
 const USER_LINES = "10.0.0.5\tweb.internal web # frontend\n10.0.0.6\tapi.internal\nfd00::5\tweb.internal\n";
 const IMPORTED = ["create api.internal", "create web.internal", "create web.internal-ipv6"];
 /** The same entries, unchanged. */
@@ -61,7 +64,7 @@ describe("the import helper under the real Pulumi CLI", function () {
         args: string[],
         env: Record<string, string> = {},
     ): Promise<{ code: number; stdout: string; stderr: string }> {
-        return run(process.execPath, [join(REPO_ROOT, "dist", "cli", "main.js"), "hosts", "import", ...args], {
+        return run(process.execPath, [MAIN, "hosts", "import", ...args], {
             cwd: project.dir,
             env: { ...process.env, ...project.env, ...env },
         }).then(
@@ -158,6 +161,71 @@ describe("the import helper under the real Pulumi CLI", function () {
         );
         assert.deepEqual((await project.state()).resources, []);
         await assert.rejects(readFile(join(project.dir, "index.ts")), { code: "ENOENT" }, "no program written");
+    });
+
+    /** Runs the real CLI in `dir` with the stack's environment; `input` goes to its stdin. */
+    function pulumiIn(dir: string, args: string[], input?: string): Promise<{ code: number | null; output: string }> {
+        return new Promise((resolve) => {
+            const child = spawn(cli.pulumi, args, { cwd: dir, env: { ...process.env, ...project.env } });
+            let output = "";
+            for (const stream of [child.stdout, child.stderr]) {
+                stream.setEncoding("utf8").on("data", (chunk: string) => {
+                    output += chunk;
+                });
+            }
+            child.stdin.end(input ?? "");
+            child.on("close", (code) => resolve({ code, output }));
+        });
+    }
+
+    async function resourcesOf(dir: string, stack: string): Promise<unknown[]> {
+        const exported = await pulumiIn(dir, ["stack", "export", "--stack", stack]);
+        assert.equal(exported.code, 0, exported.output);
+        return (JSON.parse(exported.output) as { deployment: { resources?: unknown[] } }).deployment.resources ?? [];
+    }
+
+    it("--stack refuses a stack of another project, and a state that belongs to another project, writing nothing", async () => {
+        await setUp("debian");
+        const other = join(project.temp.dir, "otherproj");
+        await mkdir(other);
+        await writeFile(join(other, "Pulumi.yaml"), "name: otherproj\nruntime: nodejs\n");
+        const init = await pulumiIn(other, ["stack", "init", "organization/otherproj/x"]);
+        assert.equal(init.code, 0, init.output);
+
+        const foreign = await helper(["--file", file, "--stack", "organization/otherproj/x", "--out", "index.ts"]);
+        assert.equal(foreign.code, 1, foreign.stderr);
+        assert.match(
+            foreign.stderr,
+            /--stack organization\/otherproj\/x is a stack of project "otherproj", and the command runs in project "cli-test" \(Pulumi\.yaml in .*\); nothing was imported\. Run the command in the directory of project "otherproj", or name a stack of "cli-test"\./,
+        );
+        assert.deepEqual(
+            await resourcesOf(other, "organization/otherproj/x"),
+            [],
+            "the other project's stack untouched",
+        );
+        await assert.rejects(readFile(join(project.dir, "index.ts")), { code: "ENOENT" }, "no program written");
+
+        // A stack of this project whose state holds another project's Stack root (as the helper used to
+        // leave one): refused from what the state holds.
+        assert.equal((await pulumiIn(project.dir, ["stack", "init", "odd"])).code, 0);
+        const root = "urn:pulumi:odd::otherproj::pulumi:pulumi:Stack::otherproj-odd";
+        const exported = JSON.parse((await pulumiIn(project.dir, ["stack", "export", "--stack", "odd"])).output);
+        exported.deployment.resources = [{ urn: root, custom: false, type: "pulumi:pulumi:Stack" }];
+        const planted = await pulumiIn(project.dir, ["stack", "import", "--stack", "odd"], JSON.stringify(exported));
+        assert.equal(planted.code, 0, planted.output);
+        const mixed = await helper(["--file", file, "--stack", "odd", "--out", "index.ts"]);
+        assert.equal(mixed.code, 1, mixed.stderr);
+        assert.match(
+            mixed.stderr,
+            /the state of stack odd belongs to project "otherproj" \(urn:pulumi:odd::otherproj::pulumi:pulumi:Stack::otherproj-odd\), and this is project "cli-test"; nothing was imported\. Run the command in the directory of project "otherproj"/,
+        );
+        assert.deepEqual(
+            (await resourcesOf(project.dir, "odd")).map((r) => (r as { urn: string }).urn),
+            [root],
+            "the odd stack's state untouched",
+        );
+        await assert.rejects(readFile(join(project.dir, "index.ts")), { code: "ENOENT" }, "no program written");
+        await pulumiIn(project.dir, ["stack", "rm", "--yes", "--force", "odd"]);
     });
 
     it("lives on: refresh keeps them, a comment edit rewrites one line, destroy refuses until unprotected", async () => {
