@@ -41,12 +41,20 @@ export async function exportStack(stack: string, place: PulumiPlace): Promise<Ex
     return exported;
 }
 
-/** The URL of the backend the CLI uses in `cwd` (`pulumi whoami --json`), as the user configured it. */
+/**
+ * The URL of the backend the CLI uses in `cwd`, as the user configured it: `pulumi whoami --json`, or
+ * the `Backend URL:` line of `pulumi whoami --verbose` for a CLI without --json.
+ */
 export async function backendUrl(place: PulumiPlace): Promise<string> {
-    const stdout = await pulumi(["whoami", "--json"], place);
-    const url = (JSON.parse(stdout) as { url?: unknown }).url;
+    let url: unknown;
+    try {
+        url = (JSON.parse(await pulumi(["whoami", "--json"], place)) as { url?: unknown }).url;
+    } catch (error) {
+        if (error instanceof CliError && /no `pulumi` is on PATH/.test(error.message)) throw error;
+        url = /^Backend URL:\s*(\S+)\s*$/m.exec(await pulumi(["whoami", "--verbose"], place))?.[1];
+    }
     if (typeof url !== "string" || url === "") {
-        throw new CliError("`pulumi whoami --json` named no backend URL; is it a Pulumi CLI?", 1);
+        throw new CliError("`pulumi whoami` named no backend URL; is it a Pulumi CLI?", 1);
     }
     return url;
 }

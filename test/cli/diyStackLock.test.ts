@@ -5,14 +5,13 @@
 // importHelperRaces.test.ts, where a `pulumi up` started meanwhile finds the stack locked.)
 
 import { strict as assert } from "node:assert";
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { homedir, hostname } from "node:os";
 import { join } from "node:path";
 import { CliError } from "../../provider/cli/cliError";
 import { acquireStackLock, fileBackendRoot, stackLockDirectory } from "../../provider/cli/diyStackLock";
 import { makeTempDir, type TempDir } from "../support/projects";
+import { deadPid } from "../support/system";
 
 describe("the CLI's stack lock on a file backend", () => {
     let temp: TempDir;
@@ -79,17 +78,16 @@ describe("the CLI's stack lock on a file backend", () => {
 
     it("breaks only a lock that a killed helper of this host left behind", async () => {
         await mkdir(locks, { recursive: true });
-        const ended = spawn(process.execPath, ["-e", ""]);
-        await once(ended, "exit");
+        const dead = await deadPid();
         const own = (pid: number, host = hostname()) =>
             JSON.stringify({ pid, username: "me", hostname: host, timestamp: new Date().toISOString() });
-        await writeFile(join(locks, "pulumi-lifecycle-dead.json"), own(ended.pid as number));
+        await writeFile(join(locks, "pulumi-lifecycle-dead.json"), own(dead));
         const lock = acquireStackLock(locks, "dev");
         assert.ok(!(await readdir(locks)).includes("pulumi-lifecycle-dead.json"), "the dead helper's lock is broken");
         lock.release();
 
         await writeFile(join(locks, "pulumi-lifecycle-live.json"), own(process.pid));
-        await writeFile(join(locks, "pulumi-lifecycle-elsewhere.json"), own(ended.pid as number, "another-host"));
+        await writeFile(join(locks, "pulumi-lifecycle-elsewhere.json"), own(dead, "another-host"));
         assert.throws(() => acquireStackLock(locks, "dev"), /is locked by another Pulumi operation/);
         assert.deepEqual((await readdir(locks)).sort(), [
             "pulumi-lifecycle-elsewhere.json",
