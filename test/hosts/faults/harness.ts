@@ -295,7 +295,10 @@ export async function runSeed(options: RunOptions): Promise<RunReport> {
         for (const proc of live) proc.child.stdin?.end("stop\n");
         await Promise.all(
             live.map(async (proc) => {
-                const outcome = await Promise.race([proc.exit, sleep(STOP_GRACE_MS).then(() => undefined)]);
+                const outcome = await Promise.race([
+                    proc.exit,
+                    sleep(STOP_GRACE_MS, undefined, { ref: false }).then(() => undefined),
+                ]);
                 if (outcome === undefined) {
                     violations.push(
                         `${proc.label} (uid ${proc.uid}) did not stop within ${STOP_GRACE_MS} ms of being asked`,
@@ -313,7 +316,10 @@ export async function runSeed(options: RunOptions): Promise<RunReport> {
         // One more lock-using writer, with a TMPDIR of its own, must find the file whole and write.
         const recoveryPlan: LockWriterPlan = { slot: scenario.writers.length, uid: scenario.recoveryUid, lanes: 1 };
         const recovery = start("lock", recoveryPlan, 0, lockConfig(recoveryPlan, 0, true));
-        const recovered = await Promise.race([recovery.exit, sleep(STOP_GRACE_MS).then(() => undefined)]);
+        const recovered = await Promise.race([
+            recovery.exit,
+            sleep(STOP_GRACE_MS, undefined, { ref: false }).then(() => undefined),
+        ]);
         if (recovered === undefined) {
             recovery.killedByUs = true;
             recovery.child.kill("SIGKILL");
