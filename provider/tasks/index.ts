@@ -2,9 +2,11 @@
 
 export { Datastore, type DatastoreArgs, type DatastoreLookupState } from "./datastore";
 export type { DatastoreInputs, DatastoreOutputs, DatastoreTimeouts } from "./datastoreSchema";
+export { CreateOutcomeUnknownError } from "./errors/createOutcomeUnknownError";
 export { CreateTokenSpentError } from "./errors/createTokenSpentError";
 export { CrossOriginError } from "./errors/crossOriginError";
 export { DatastoreAdoptMismatchError } from "./errors/datastoreAdoptMismatchError";
+export { DatastoreDeleteUnconfirmedError } from "./errors/datastoreDeleteUnconfirmedError";
 export { DatastoreExistsError } from "./errors/datastoreExistsError";
 export { DatastoreIdError } from "./errors/datastoreIdError";
 export { DatastoreMissingError } from "./errors/datastoreMissingError";

@@ -63,12 +63,13 @@ export interface TaskApiResponse<T> {
     readonly location: string | undefined;
 }
 
-/** An answer as read off the wire: `text` is undefined when the body was too large to read. */
+/** An answer as read off the wire: `text` is undefined when its body could not be read, `unread` says why. */
 interface Answer {
     readonly status: number;
     readonly statusText: string;
     readonly headers: Headers;
     readonly text: string | undefined;
+    readonly unread?: string;
 }
 
 export { MAX_RESPONSE_BYTES };
@@ -190,8 +191,30 @@ export class TaskApiClient {
                 throw error;
             }
             // Read the body before the timer is cancelled: a server that stalls mid-body times out too.
-            const text = await readBody(response, stopped.promise);
-            return { status: response.status, statusText: response.statusText, headers: response.headers, text };
+            const { status, statusText } = response;
+            try {
+                const text = await readBody(response, stopped.promise);
+                const unread = `its body is larger than ${MAX_RESPONSE_BYTES} bytes and was not read`;
+                return {
+                    status,
+                    statusText,
+                    headers: response.headers,
+                    text,
+                    ...(text === undefined ? { unread } : {}),
+                };
+            } catch (error) {
+                if (response.ok) throw error;
+                // An error status is an answer even when its body never comes: a 409 cut short by Ctrl-C or
+                // the timer is still a 409, never "outcome unknown".
+                const reason = reasonOf(controller.signal.aborted ? controller.signal.reason : error);
+                return {
+                    status,
+                    statusText,
+                    headers: response.headers,
+                    text: undefined,
+                    unread: `its body did not arrive: ${reason}`,
+                };
+            }
         } catch (error) {
             throw controller.signal.aborted ? controller.signal.reason : error;
         } finally {
@@ -221,9 +244,7 @@ export class TaskApiClient {
     private errorOf(request: TaskApiRequest, answer: Answer, advice?: string): TaskApiError {
         const text = answer.text;
         const parsed: Parsed =
-            text === undefined
-                ? { refused: `its body is larger than ${MAX_RESPONSE_BYTES} bytes and was not read` }
-                : parseJson(text);
+            text === undefined ? { refused: answer.unread ?? "its body was not read" } : parseJson(text);
         const body = "value" in parsed ? parsed.value : undefined;
         const fields = (typeof body === "object" && body !== null ? body : {}) as {
             error?: unknown;

@@ -7,6 +7,7 @@ import { parseDuration } from "../../shared/duration";
 import { messageOf } from "../../shared/text";
 import type { PollSchedule } from "../client/pollSchedule";
 import { type DatastoreOutputs, describeDatastore, formatNaturalKeyId, type NaturalKey } from "../datastoreSchema";
+import { CreateOutcomeUnknownError } from "../errors/createOutcomeUnknownError";
 import { CreateTokenSpentError } from "../errors/createTokenSpentError";
 import { DatastoreDeleteUnconfirmedError } from "../errors/datastoreDeleteUnconfirmedError";
 import { DatastoreMissingError } from "../errors/datastoreMissingError";
@@ -144,10 +145,11 @@ export class DatastoreLifecycle {
                 const existing = found ?? (await this.existingAfterConflict(label, key, error, deadline));
                 return takeOver(inputs, key, label, existing);
             }
-            if (outcomeUnknown(error, this.context.signal.aborted)) {
-                throw pendingCreate(inputs, key, error, idempotencyKey);
-            }
-            throw error;
+            if (!outcomeUnknown(error, this.context.signal.aborted)) throw error;
+            // Names are unique: with one listed before the POST, the POST made none. Recording a pending
+            // create would let a refresh or destroy take that one (perhaps someone else's) by its name.
+            if (found) throw new CreateOutcomeUnknownError(label, found.id, messageOf(error));
+            throw pendingCreate(inputs, key, error, idempotencyKey);
         }
         let endedAtFirstLook: boolean | undefined;
         let operation: AsyncOperation;

@@ -14,6 +14,7 @@ import { inspect } from "node:util";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { TaskApiClient } from "../../../provider/tasks/client/taskApiClient";
+import { TaskApiError } from "../../../provider/tasks/errors/taskApiError";
 import { TaskApiUnreachableError } from "../../../provider/tasks/errors/taskApiUnreachableError";
 import { DATASTORES_PATH } from "../../../provider/tasks/protocol/wire";
 import { FakeTime, REQUEST_TIMEOUT_MS, rejection, TOKEN } from "./support";
@@ -32,7 +33,7 @@ interface Dribbler {
     readonly server: Server;
 }
 
-async function dribbler(): Promise<Dribbler> {
+async function dribbler(status = 200): Promise<Dribbler> {
     let dribbling = (): void => undefined;
     let released = (): void => undefined;
     const dribblingPromise = new Promise<void>((resolve) => {
@@ -43,7 +44,7 @@ async function dribbler(): Promise<Dribbler> {
     });
     const server = createServer((request, response: ServerResponse) => {
         request.resume();
-        response.writeHead(200, { "content-type": "application/json" });
+        response.writeHead(status, { "content-type": "application/json" });
         response.write("{");
         const timer = setInterval(() => {
             response.write(" ");
@@ -114,6 +115,23 @@ describe("TaskApiClient against a body that dribbles after the headers (issue 18
         const error = await request;
         assert.ok(error instanceof TaskApiUnreachableError, inspect(error));
         assert.equal(error.reason, `no answer within ${REQUEST_TIMEOUT_MS} ms`);
+        await api.released;
+    });
+
+    it("a 409 whose body is cut short by the caller's abort is still a 409: a definite answer, not an unknown outcome", async () => {
+        api.server.closeAllConnections();
+        api.server.close();
+        api = await dribbler(409);
+        const controller = new AbortController();
+        const request = rejection(
+            clientOf().send({ method: "POST", path: DATASTORES_PATH, body: {}, signal: controller.signal }),
+        );
+        await midBody();
+        controller.abort(new Error("interrupted by SIGINT"));
+        const error = await request;
+        assert.ok(error instanceof TaskApiError, inspect(error));
+        assert.equal(error.status, 409);
+        assert.match(error.apiMessage, /\(its body did not arrive: interrupted by SIGINT\)$/);
         await api.released;
     });
 

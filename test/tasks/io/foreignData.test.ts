@@ -11,6 +11,7 @@
 import { strict as assert } from "node:assert";
 import { inspect } from "node:util";
 import type { DatastoreOutputs } from "../../../provider/tasks/datastoreSchema";
+import { CreateOutcomeUnknownError } from "../../../provider/tasks/errors/createOutcomeUnknownError";
 import { DatastoreExistsError } from "../../../provider/tasks/errors/datastoreExistsError";
 import { MalformedResponseError } from "../../../provider/tasks/errors/malformedResponseError";
 import { PartialStateError } from "../../../provider/tasks/errors/partialStateError";
@@ -176,6 +177,36 @@ describe("answers naming other datastores (issue 18 §1)", () => {
                 /the 409 refusing the create names datastore foreign-7, which is not datastore "ds19"/,
             );
         });
+    });
+
+    describe("a create of unknown outcome while a datastore with its name already existed", () => {
+        // Found by the chaos suite (seed 199): Ctrl-C cut off a POST that the API refused (409) because
+        // someone else's datastore had the name; recorded as a pending create, the next refresh took that
+        // datastore for this resource's, and destroy deleted it. Names are unique, so such a POST made none.
+        for (const [how, answer] of [
+            ["Ctrl-C while the POST is in flight", "hold"],
+            ["a 500 to the POST", "500"],
+            ["no answer to the POST", "drop"],
+        ] as const) {
+            it(`${how}: nothing is recorded as pending, and the error says how it resolves`, async () => {
+                let abort = (): void => undefined;
+                const api = await hostileApi((request, response) => {
+                    if (request.method === "GET") json(response, 200, list([record({ id: "someone-elses" })]));
+                    else if (answer === "500") json(response, 500, { error: "internal_error", message: "oops" });
+                    else if (answer === "drop") response.socket?.destroy();
+                    else abort();
+                });
+                const { lifecycle, controller } = lifecycleOf(api.url, time, { maxAttempts: 1 });
+                abort = () => controller.abort(new Error("interrupted by SIGINT"));
+                const error = await rejection(lifecycle.create({ ...INPUTS, createToken: "tok-1" }));
+                assert.ok(!(error instanceof PartialStateError), `recorded as pending: ${inspect(error)}`);
+                assert.ok(error instanceof CreateOutcomeUnknownError, inspect(error));
+                assert.match(
+                    error.message,
+                    /the create request's outcome is unknown \(.+\)\. A datastore with this name \(id someone-elses\) existed before it, so the request made no other and nothing is recorded; run `pulumi up` again/,
+                );
+            });
+        }
     });
 
     describe("ids from the server", () => {
