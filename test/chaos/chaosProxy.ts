@@ -281,7 +281,8 @@ export class ChaosProxy {
                 return this.reply(request, res, answer);
             }
             case "definite4xx": {
-                const status = random() < 0.5 ? 400 : 409;
+                // A read is refused as a bad request; a write may also be refused as a conflict.
+                const status = mutating && random() < 0.5 ? 409 : 400;
                 const answer = json(status, {
                     error: status === 400 ? "bad_request" : "conflict",
                     message: status === 400 ? "the request was refused" : "the cluster is busy; nothing was done",

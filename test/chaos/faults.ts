@@ -86,7 +86,12 @@ export const FAULTS_BY_ROUTE: Readonly<Record<RouteKind, readonly FaultKind[]>> 
 /** Relative weights (1 unless said): big bodies cost real time, so they come less often. */
 const WEIGHTS: Partial<Record<FaultKind, number>> = { oversized: 0.3, nestedJson: 0.6, hang: 0.6, dribble: 0.8 };
 
-/** A fault for a request on `route`, among `allowed`, or undefined: drawn from `random`. */
+/**
+ * A fault for a request on `route`, or undefined: drawn from `random` among every fault of the route,
+ * then kept only when `allowed`. Drawing among all of them keeps the draws of a seed the same whatever
+ * is allowed, so a run restricted to fewer kinds injects the same faults at the same places, minus the
+ * others (what shrinking relies on).
+ */
 export function pickFault(
     route: RouteKind,
     random: () => number,
@@ -94,15 +99,18 @@ export function pickFault(
     allowed: ReadonlySet<FaultKind>,
 ): FaultKind | undefined {
     if (random() >= probability) return undefined;
-    const candidates = FAULTS_BY_ROUTE[route].filter((kind) => allowed.has(kind));
-    if (candidates.length === 0) return undefined;
+    const candidates = FAULTS_BY_ROUTE[route];
     const total = candidates.reduce((sum, kind) => sum + (WEIGHTS[kind] ?? 1), 0);
     let point = random() * total;
+    let drawn = candidates[candidates.length - 1];
     for (const kind of candidates) {
         point -= WEIGHTS[kind] ?? 1;
-        if (point < 0) return kind;
+        if (point < 0) {
+            drawn = kind;
+            break;
+        }
     }
-    return candidates[candidates.length - 1];
+    return drawn !== undefined && allowed.has(drawn) ? drawn : undefined;
 }
 
 /** Ids a broken or hostile server has answered with (issue 18, section 1). */

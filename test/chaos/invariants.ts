@@ -14,7 +14,10 @@ import { LifecycleError } from "../../provider/shared/errors/lifecycleError";
 import type { NaturalKey } from "../../provider/tasks/datastoreSchema";
 import { ASYNC_OPERATIONS_PATH, DATASTORES_PATH, type DatastoreRecord } from "../../provider/tasks/protocol/wire";
 
-export type InvariantName = "1 origin" | "2 foreign" | "3 deadline" | "4 state" | "5 runaway" | "6 errors";
+/** The invariants, by number and name. */
+export const INVARIANTS = ["1 origin", "2 foreign", "3 deadline", "4 state", "5 runaway", "6 errors"] as const;
+
+export type InvariantName = (typeof INVARIANTS)[number];
 
 /** One broken invariant. */
 export interface Violation {

@@ -4,7 +4,7 @@
 // one can be written out, shrunk and replayed.
 
 import { seededRandom } from "../../provider/shared/random";
-import type { DatastoreTimeouts, NaturalKey } from "../../provider/tasks/datastoreSchema";
+import { type DatastoreTimeouts, type NaturalKey, TIMEOUT_KEYS } from "../../provider/tasks/datastoreSchema";
 import { pick } from "./faults";
 
 export const GIB = 1024 ** 3;
@@ -63,6 +63,9 @@ export interface Plan {
     readonly steps: readonly Step[];
 }
 
+/** Whether the provider under test takes `timeouts.read` (the code before issue 18's fixes did not). */
+const READ_TIMEOUTS = (TIMEOUT_KEYS as readonly string[]).includes("read");
+
 const TIMEOUTS: readonly (DatastoreTimeouts | undefined)[] = [
     undefined,
     undefined,
@@ -72,6 +75,7 @@ const TIMEOUTS: readonly (DatastoreTimeouts | undefined)[] = [
     { create: "1h", update: "1h", delete: "1h" },
     { update: "30s", delete: "1m" },
     { create: "1000h", update: "1000h", delete: "1000h" },
+    ...(READ_TIMEOUTS ? [{ read: "30s" } as DatastoreTimeouts, { read: "1000h" } as DatastoreTimeouts] : []),
 ];
 
 export function urnOf(key: NaturalKey): string {
@@ -122,7 +126,11 @@ export function generatePlan(seed: number): Plan {
         return {
             urn: urnOf(key),
             key,
-            sizeInBytes: adopt && theirs && chance(0.85) ? theirs.sizeInBytes : int(1, 16) * GIB,
+            // Never smaller than the resource once was: it may still be in state, and check refuses a shrink.
+            sizeInBytes: Math.max(
+                adopt && theirs && chance(0.85) ? theirs.sizeInBytes : int(1, 16) * GIB,
+                largest.get(urnOf(key)) ?? 0,
+            ),
             adopt,
             untaint: false,
             ...(chance(0.6) ? { createToken: `tok-${seed}-${key.name}-${int(0, 999)}` } : {}),
@@ -132,6 +140,8 @@ export function generatePlan(seed: number): Plan {
 
     const steps: Step[] = [];
     let program: ResourceSpec[] = [];
+    /** The largest size each resource has had in a program so far. */
+    const largest = new Map<string, number>();
     const stepCount = int(3, 7);
     for (let id = 1; id <= stepCount; id++) {
         const roll = random();
@@ -148,6 +158,9 @@ export function generatePlan(seed: number): Plan {
             continue;
         }
         program = evolve(program);
+        for (const resource of program) {
+            largest.set(resource.urn, Math.max(resource.sizeInBytes, largest.get(resource.urn) ?? 0));
+        }
         steps.push({ id, kind: "up", program });
     }
     return { seed, settings, foreign, steps };

@@ -2,7 +2,7 @@
 // invariant still breaks. Greedy, one removal at a time; every try is a whole run, so it is bounded.
 
 import { type RunReport, runSeed } from "./chaosRun";
-import type { FaultKind } from "./faults";
+import { FAULT_KINDS, type FaultKind } from "./faults";
 import type { InvariantName } from "./invariants";
 import type { Plan, Step } from "./program";
 
@@ -11,6 +11,10 @@ export interface ShrinkOptions {
     readonly log: (line: string) => void;
     /** Runs tried at most. */
     readonly budget?: number;
+    /** The invariant to keep broken (default: the gravest one broken). */
+    readonly invariant?: InvariantName;
+    /** Keep only violations whose detail matches this too. */
+    readonly match?: RegExp;
 }
 
 /** A smaller plan and fault set that still break the first violated invariant of `report`. */
@@ -18,7 +22,11 @@ export async function shrink(
     report: RunReport,
     options: ShrinkOptions,
 ): Promise<{ plan: Plan; faults: Set<FaultKind>; invariant: InvariantName }> {
-    const invariant = (report.violations[0] as { invariant: InvariantName }).invariant;
+    // The gravest broken invariant unless told: lower numbers are about data, 6 about messages.
+    const invariant =
+        options.invariant ??
+        [...report.violations].map((violation) => violation.invariant).sort((a, b) => a.localeCompare(b))[0] ??
+        "6 errors";
     let budget = options.budget ?? 150;
     let plan = report.plan;
     let faults = new Set(Object.keys(report.counts.faults) as FaultKind[]);
@@ -30,13 +38,14 @@ export async function shrink(
             faults: kinds,
             overflowingTimers: options.overflowingTimers,
         });
-        return result.violations.some((violation) => violation.invariant === invariant);
+        return result.violations.some(
+            (violation) => violation.invariant === invariant && (options.match?.test(violation.detail) ?? true),
+        );
     };
     options.log(`shrinking seed ${report.seed} on invariant ${invariant}`);
     if (!(await fails(plan, faults))) {
         options.log("the run does not fail again with only the faults it injected; keeping every fault kind");
-        faults = new Set(report.counts.faults ? (Object.keys(report.counts.faults) as FaultKind[]) : []);
-        return { plan, faults, invariant };
+        faults = new Set(FAULT_KINDS);
     }
     for (const kind of [...faults]) {
         const fewer = new Set([...faults].filter((k) => k !== kind));
@@ -64,6 +73,13 @@ export async function shrink(
                 plan = candidate;
                 options.log(`  without ${resource.key.name} in step ${step.id}: still fails`);
             }
+        }
+    }
+    for (const spec of [...plan.foreign]) {
+        const fewer = { ...plan, foreign: plan.foreign.filter((f) => f !== spec) };
+        if (await fails(fewer, faults)) {
+            plan = fewer;
+            options.log(`  without someone else's ${spec.key.name}: still fails`);
         }
     }
     for (const hazard of ["interruptProbability", "taskFailureProbability"] as const) {

@@ -2,7 +2,7 @@
 //
 //   node -r ts-node/register/transpile-only test/chaos/soak.ts --seeds 1000 [--from 1]
 //   node -r ts-node/register/transpile-only test/chaos/soak.ts --seed 123 [--quiet]
-//   node -r ts-node/register/transpile-only test/chaos/soak.ts --seed 123 --shrink [--out plan.json]
+//   node -r ts-node/register/transpile-only test/chaos/soak.ts --seed 123 --shrink [--invariant 2] [--match zombie] [--out plan.json]
 //   node -r ts-node/register/transpile-only test/chaos/soak.ts --plan plan.json [--faults reset,dribble]
 //
 // --seed replays exactly one seed and prints every request, fault, operation and violation; --shrink
@@ -13,6 +13,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import type { RunCounts, RunReport } from "./chaosRun";
 import { runSeed } from "./chaosRun";
 import { FAULT_KINDS, type FaultKind } from "./faults";
+import { INVARIANTS, type InvariantName } from "./invariants";
 import type { Plan } from "./program";
 import { formatCounts, probeOverflow, sumCounts, violationsByInvariant } from "./report";
 import { shrink } from "./shrink";
@@ -26,6 +27,8 @@ interface Arguments {
     shrink: boolean;
     out: string;
     quiet: boolean;
+    invariant: InvariantName | undefined;
+    match: RegExp | undefined;
 }
 
 function parseArguments(argv: readonly string[]): Arguments {
@@ -38,6 +41,8 @@ function parseArguments(argv: readonly string[]): Arguments {
         shrink: false,
         out: "chaos-plan.json",
         quiet: false,
+        invariant: undefined,
+        match: undefined,
     };
     for (let i = 0; i < argv.length; i++) {
         const flag = argv[i];
@@ -56,7 +61,8 @@ function parseArguments(argv: readonly string[]): Arguments {
         else if (flag === "--seed") args.seed = number();
         else if (flag === "--plan") args.plan = value();
         else if (flag === "--faults") {
-            const kinds = value().split(",");
+            const text = value();
+            const kinds = text === "none" ? [] : text.split(",");
             const unknown = kinds.filter((kind) => !(FAULT_KINDS as readonly string[]).includes(kind));
             if (unknown.length > 0)
                 throw new Error(`unknown fault kinds ${unknown.join(", ")}; known: ${FAULT_KINDS.join(", ")}`);
@@ -64,7 +70,13 @@ function parseArguments(argv: readonly string[]): Arguments {
         } else if (flag === "--shrink") args.shrink = true;
         else if (flag === "--out") args.out = value();
         else if (flag === "--quiet") args.quiet = true;
-        else throw new Error(`unknown argument ${flag}; see the comment at the top of test/chaos/soak.ts`);
+        else if (flag === "--match") args.match = new RegExp(value());
+        else if (flag === "--invariant") {
+            const text = value();
+            const known = INVARIANTS.find((name) => name === text || name.startsWith(`${text} `));
+            if (!known) throw new Error(`unknown invariant ${text}; known: ${INVARIANTS.join(", ")}`);
+            args.invariant = known;
+        } else throw new Error(`unknown argument ${flag}; see the comment at the top of test/chaos/soak.ts`);
     }
     return args;
 }
@@ -85,13 +97,17 @@ async function main(): Promise<number> {
         console.log(`\nseed ${seed}: ${formatCounts(report.counts)} in ${(report.realMs / 1000).toFixed(1)} s`);
         printViolations(report);
         if (args.shrink && report.violations.length > 0) {
-            const smaller = await shrink(report, { overflowingTimers, log: (line) => console.log(line) });
+            const smaller = await shrink(report, {
+                overflowingTimers,
+                log: (line) => console.log(line),
+                ...(args.invariant ? { invariant: args.invariant } : {}),
+                ...(args.match ? { match: args.match } : {}),
+            });
             writeFileSync(args.out, `${JSON.stringify(smaller.plan, null, 2)}\n`);
+            const faults = [...smaller.faults].join(",") || "none";
+            console.log(`\nshrunk to ${smaller.plan.steps.length} steps, faults ${faults}: ${args.out}`);
             console.log(
-                `\nshrunk to ${smaller.plan.steps.length} steps, faults ${[...smaller.faults].join(",") || "(none)"}: ${args.out}`,
-            );
-            console.log(
-                `replay: node -r ts-node/register/transpile-only test/chaos/soak.ts --plan ${args.out} --faults ${[...smaller.faults].join(",")}`,
+                `replay: node -r ts-node/register/transpile-only test/chaos/soak.ts --plan ${args.out} --faults ${faults}`,
             );
         }
         return report.violations.length > 0 ? 1 : 0;

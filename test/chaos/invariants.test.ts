@@ -1,0 +1,103 @@
+// The chaos suite's own checks, checked: an invariant that cannot fail proves nothing, and one that
+// fails on the API's own routes would bury every real finding.
+
+import { strict as assert } from "node:assert";
+import { CrossOriginError } from "../../provider/tasks/errors/crossOriginError";
+import { DatastoreExistsError } from "../../provider/tasks/errors/datastoreExistsError";
+import { ASYNC_OPERATIONS_PATH, DATASTORES_PATH, type DatastoreRecord } from "../../provider/tasks/protocol/wire";
+import { errorProblems, namesDatastore, requestProblem, secretsIn, targetId } from "./invariants";
+
+const ID = "0f3c5a8e-1b2d-4c6e-8f90-a1b2c3d4e5f6";
+const KEY = {
+    hciClusterUuid: "0c4a05e1-0000-4000-8000-00000000c4a0",
+    clusterId: "5eed0001-0000-4000-8000-000000000001",
+    name: "alpha",
+};
+
+function record(name: string, clusterId: string, id = ID): DatastoreRecord {
+    return {
+        id,
+        type: "virtualization/datastore",
+        name,
+        hciClusterUuid: KEY.hciClusterUuid,
+        clusterInfo: { id: clusterId },
+        sizeInBytes: 2 ** 30,
+        datastoreType: "VMFS",
+        state: "OK",
+        createdAt: "2030-01-01T00:00:00.000Z",
+        updatedAt: "2030-01-01T00:00:00.000Z",
+        generation: 1,
+    };
+}
+
+describe("chaos suite: the invariants' own checks", () => {
+    it("accepts every route of the API as the client sends it", () => {
+        const filter = encodeURIComponent(`hciClusterUuid eq '${KEY.hciClusterUuid}' and name eq 'alpha'`);
+        for (const [method, url] of [
+            ["GET", `${DATASTORES_PATH}?filter=${filter}`],
+            ["GET", DATASTORES_PATH],
+            ["POST", DATASTORES_PATH],
+            ["GET", `${DATASTORES_PATH}/${ID}`],
+            ["PATCH", `${DATASTORES_PATH}/${ID}`],
+            ["DELETE", `${DATASTORES_PATH}/${encodeURIComponent("an id with spaces")}`],
+            ["GET", `${ASYNC_OPERATIONS_PATH}/${ID}`],
+        ] as const) {
+            assert.equal(requestProblem(method, url), undefined, `${method} ${url}`);
+        }
+    });
+
+    it("refuses what the attacks made the provider send", () => {
+        const refused: [string, string][] = [
+            ["DELETE", "/virtualization/admin/users/1"],
+            ["DELETE", `${DATASTORES_PATH}/D1?force=true&cascade=all`],
+            ["GET", `${DATASTORES_PATH}/`],
+            ["GET", `${DATASTORES_PATH}/%2e%2e%2f%2e%2e%2fadmin%2fusers%2f1`],
+            ["GET", `${DATASTORES_PATH}/a%2Fb`],
+            ["GET", `${DATASTORES_PATH}/${ID}/extra`],
+            ["GET", `${DATASTORES_PATH}?filter=x&force=true`],
+            ["POST", `${DATASTORES_PATH}?dryRun=false`],
+            ["PUT", `${DATASTORES_PATH}/${ID}`],
+            ["GET", `${ASYNC_OPERATIONS_PATH}/${ID}?cascade=all`],
+            ["GET", "/moved/virtualization/v1beta1/datastores"],
+        ];
+        for (const [method, url] of refused)
+            assert.notEqual(requestProblem(method, url), undefined, `${method} ${url}`);
+    });
+
+    it("reads the target of a DELETE or PATCH decoded and lowercase", () => {
+        assert.equal(targetId(`${DATASTORES_PATH}/${ID.toUpperCase()}`), ID);
+        assert.equal(targetId(`${DATASTORES_PATH}/${encodeURIComponent("../x")}`), "../x");
+        assert.equal(targetId(`${ASYNC_OPERATIONS_PATH}/${ID}`), undefined);
+    });
+
+    it("finds secrets, and tells a message that names the datastore from one that does not", () => {
+        assert.deepEqual(secretsIn("Bearer tok-1 and pw-2", { token: "tok-1", password: "pw-2", other: "x-3" }), [
+            "token",
+            "password",
+        ]);
+        assert.ok(namesDatastore('datastore "alpha" (cluster c, HCI cluster h): gone', "alpha"));
+        assert.ok(namesDatastore("task t (Create datastore alpha) failed", "alpha"));
+        assert.ok(!namesDatastore("GET /datastores?filter=name%20eq%20'alpha' answered 500", "alpha"));
+        assert.ok(!namesDatastore("datastore alphabet", "alpha"));
+    });
+
+    it("flags a foreign error class, a nameless message, a secret, and a refusal naming another datastore", () => {
+        const secrets = { token: "tok-SECRET" };
+        assert.deepEqual(
+            errorProblems(new RangeError("Maximum call stack size exceeded"), KEY, secrets, []).map(
+                (p) => p.split(":")[0],
+            ),
+            ["threw RangeError, not a LifecycleError", 'the message does not name datastore "alpha"'],
+        );
+        const leak = new CrossOriginError('http://u:tok-SECRET@h/x for datastore "alpha"', "http://h");
+        assert.deepEqual(errorProblems(leak, KEY, secrets, []), ["the message carries the token"]);
+        const theirs = record("zulu", "5eed0002-0000-4000-8000-000000000002");
+        const exists = new DatastoreExistsError('datastore "alpha"', theirs, false);
+        assert.match(errorProblems(exists, KEY, secrets, [theirs]).join(), /names .* \(zulu in cluster 5eed0002/);
+        const ours = record("alpha", KEY.clusterId);
+        assert.deepEqual(
+            errorProblems(new DatastoreExistsError('datastore "alpha"', ours, true), KEY, secrets, [ours]),
+            [],
+        );
+    });
+});
