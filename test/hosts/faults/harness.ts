@@ -50,6 +50,8 @@ export interface RunOptions {
     readonly dist?: string;
     /** Keep the run's directory (logs, the file) for a post-mortem. */
     readonly keep?: boolean;
+    /** A scenario of its own instead of the seed's (a finding shrunk to what it needs). */
+    readonly scenario?: Scenario;
 }
 
 /** Faults and snapshots, as they happened. */
@@ -110,7 +112,7 @@ export async function runSeed(options: RunOptions): Promise<RunReport> {
     if (!existsSync(join(dist, "hosts", "io", "hostsFileStore.js"))) {
         throw new Error(`${dist} has no hosts/io/hostsFileStore.js: build the package first (npm run build)`);
     }
-    const scenario = scenarioFor(options.seed, options.durationMs);
+    const scenario = options.scenario ?? scenarioFor(options.seed, options.durationMs);
     const root = mkdtempSync(join("/tmp", `pulumi-lifecycle-multiwriter-${options.seed}-`));
     chmodSync(root, 0o755);
     let unmount: (() => void) | undefined;

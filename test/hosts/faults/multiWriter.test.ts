@@ -40,10 +40,42 @@ describe("several writers of one hosts file under SIGKILL and SIGSTOP (multi-wri
         if (!canBindMount()) skipBecause(this, "needs mount(8) and umount(8), to bind-mount the hosts file");
     });
 
+    const total = {
+        runs: 0,
+        ops: 0,
+        kills: 0,
+        stops: 0,
+        longStops: 0,
+        snapshots: 0,
+        foreign: 0,
+        foreignLost: 0,
+        checks: 0,
+        violations: 0,
+    };
+    after(() => {
+        if (total.runs === 0) return;
+        console.log(
+            `      total: ${total.runs} runs, ${total.ops} operations acknowledged, ${total.kills} SIGKILL, ${total.stops} SIGSTOP ` +
+                `(${total.longStops} longer than the stale time), ${total.snapshots} snapshots, foreign lines ${total.foreign} ` +
+                `written and ${total.foreignLost} lost, ${total.checks} invariant checks, ${total.violations} violations`,
+        );
+    });
+
     for (const seed of seedsToRun()) {
         it(`seed ${seed}: keeps every acknowledged entry, the base's bytes and whole lines`, async () => {
             const report = await runSeed({ seed, durationMs: DURATION_MS, dist: DIST });
             for (const line of report.summary) console.log(`      ${line}`);
+            const { counts, faults } = report;
+            total.runs++;
+            total.ops += counts.acknowledged.creates + counts.acknowledged.deletes;
+            total.kills += faults.kills;
+            total.stops += faults.stops;
+            total.longStops += faults.longStops;
+            total.snapshots += faults.snapshots;
+            total.foreign += counts.appended + counts.rewriteLinesAdded;
+            total.foreignLost += counts.appendedLost + counts.rewriteLinesLost;
+            total.checks += counts.checks;
+            total.violations += report.violations.length;
             if (report.violations.length > 0) {
                 for (const violation of report.violations.slice(0, 20)) console.log(`        violation: ${violation}`);
                 if (report.violations.length > 20) console.log(`        ... and ${report.violations.length - 20} more`);
