@@ -8,7 +8,8 @@
 
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
 import { once } from "node:events";
-import { readFile } from "node:fs/promises";
+import { lstat, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Deployment } from "../hosts/logic/importState";
 import { CliError } from "./cliError";
@@ -98,6 +99,31 @@ export function startImport(stack: string, place: PulumiPlace): PendingImport {
             await Promise.race([exited, spawnFailed]);
         },
     };
+}
+
+/** Copies older than this are no longer in use by the version that wrote them. */
+const LEFTOVER_AGE_MS = 10 * 60_000;
+
+/**
+ * Removes the copies of a stack's state that versions of this helper before it piped the deployment
+ * left in $TMPDIR when killed during an import (`pulumi-lifecycle-import-*` directories holding a
+ * `deployment.json`, the whole state): this user's, and older than any import that could still be
+ * reading one. Answers the directories removed.
+ */
+export async function sweepLeftoverCopies(now: number = Date.now()): Promise<string[]> {
+    const removed: string[] = [];
+    const directory = tmpdir();
+    const names = await readdir(directory).catch(() => [] as string[]);
+    for (const name of names.filter((entry) => entry.startsWith("pulumi-lifecycle-import-"))) {
+        const path = join(directory, name);
+        const info = await lstat(path).catch(() => undefined);
+        if (!info?.isDirectory() || info.uid !== process.getuid?.() || now - info.mtimeMs < LEFTOVER_AGE_MS) continue;
+        const inside = await readdir(path).catch(() => undefined);
+        if (!inside || inside.some((entry) => entry !== "deployment.json")) continue;
+        await rm(path, { recursive: true, force: true });
+        removed.push(path);
+    }
+    return removed;
 }
 
 /** The project's name, from Pulumi.yaml in `cwd`. */

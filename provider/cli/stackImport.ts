@@ -13,11 +13,12 @@
 //   it refuses, having written nothing);
 // - starts `pulumi stack import` before that last read, so it is waiting on its standard input: the
 //   state goes to it the moment the check passes. The CLI's lock must be released first (the import
-//   takes it itself and fails on any other), so between that release and the import's own lock, a few
-//   milliseconds of decoding, another operation could take the lock: if it then holds it, the import
-//   fails and nothing is written; only an operation that took and released the lock entirely within
-//   those milliseconds, which no `pulumi up` can (it starts a language host and runs the program), is
-//   not seen.
+//   takes it itself and fails on any other), so there is a window: the time the import takes to decode
+//   and check the deployment before it locks. An operation that takes the lock in it and still holds it
+//   makes the import fail, writing nothing; only one that takes and releases the lock entirely within it
+//   goes unseen. No update can (it starts a language host and runs the program while it holds the
+//   lock); a quick state edit (`pulumi state delete`, another `pulumi stack import`) in theory could.
+//   Where no lock can be taken, the window is from the last read to the import's own check instead.
 
 import { createHash } from "node:crypto";
 import { join } from "node:path";
@@ -30,7 +31,14 @@ import type { Sleep } from "../shared/time";
 import { timerSleep } from "../shared/time";
 import { CliError } from "./cliError";
 import { acquireStackLock, fileBackendRoot, type HeldStackLock, stackLockDirectory } from "./diyStackLock";
-import { backendUrl, type ExportedStack, exportStack, type PulumiPlace, startImport } from "./pulumiStack";
+import {
+    backendUrl,
+    type ExportedStack,
+    exportStack,
+    type PulumiPlace,
+    startImport,
+    sweepLeftoverCopies,
+} from "./pulumiStack";
 
 /** How many times the state may change under the helper before it refuses. */
 const ATTEMPTS = 3;
@@ -77,6 +85,9 @@ export function stackNameIn(reference: string, project: string, cwd: string): st
 /** Reads the stack's state, computes the entries from it, and imports the result. */
 export async function recordInStack(recording: StackRecording): Promise<StateImport> {
     const { reference, place } = recording;
+    for (const path of await sweepLeftoverCopies()) {
+        recording.report(`removed ${path}, a copy of a stack's state an earlier version of this command left behind`);
+    }
     const url = await backendUrl(place);
     const root = fileBackendRoot(url, place.cwd);
     const lockDirectory =

@@ -8,7 +8,7 @@
 // the real CLI: test/realCli/importHelperRaces.test.ts.)
 
 import { strict as assert } from "node:assert";
-import { chmod, readdir, readFile, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readdir, readFile, symlink, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { CliError } from "../../provider/cli/cliError";
 import { recordInStack } from "../../provider/cli/stackImport";
@@ -17,6 +17,7 @@ import { HostsDocument } from "../../provider/hosts/logic/hostsDocument";
 import { planImport } from "../../provider/hosts/logic/importer";
 import { addEntriesToState, type Deployment } from "../../provider/hosts/logic/importState";
 import { makeTempDir, type TempDir } from "../support/projects";
+import { useTmpdir } from "../support/system";
 
 const PLAN = planImport(HostsDocument.parse(Buffer.from("10.0.0.5 web.internal\n")), { file: "/etc/hosts" });
 const OPTIONS = { project: "site", stack: "dev", providerCode: "exports.handler = ...", protect: true };
@@ -68,14 +69,21 @@ if (args[0] === "whoami") {
 describe("hosts import --stack on a backend without a lock: compare-and-swap", () => {
     let temp: TempDir;
     let reports: string[];
+    let restoreTmpdir: () => void;
 
     beforeEach(async () => {
         temp = await makeTempDir();
         reports = [];
+        // The helper's TMPDIR (its private directory, the leftovers it sweeps) is the test's own.
+        await mkdir(join(temp.dir, "tmp"));
+        restoreTmpdir = useTmpdir(join(temp.dir, "tmp"));
         await writeFile(join(temp.dir, "pulumi"), `#!${process.execPath}\n${STAND_IN}`);
         await chmod(join(temp.dir, "pulumi"), 0o755);
     });
-    afterEach(() => temp.cleanup());
+    afterEach(async () => {
+        restoreTmpdir();
+        await temp.cleanup();
+    });
 
     /** Serves `states` to successive exports, and records what the helper then does. */
     async function record(states: Deployment[], importError?: string, beforeImport = async () => undefined) {
@@ -175,5 +183,33 @@ describe("hosts import --stack on a backend without a lock: compare-and-swap", (
                     error.message,
                 ),
         );
+    });
+
+    it("removes the copies of a state that earlier versions left in TMPDIR, and nothing else", async () => {
+        const tmp = join(temp.dir, "tmp");
+        const copy = async (name: string, files: string[], ageMs: number) => {
+            const dir = join(tmp, name);
+            await mkdir(dir);
+            for (const file of files)
+                await writeFile(join(dir, file), JSON.stringify({ deployment: {} }), { mode: 0o600 });
+            const at = (Date.now() - ageMs) / 1000;
+            await utimes(dir, at, at);
+            return dir;
+        };
+        const left = await copy("pulumi-lifecycle-import-AbC123", ["deployment.json"], 3_600_000);
+        const inUse = await copy("pulumi-lifecycle-import-Fresh1", ["deployment.json"], 0);
+        const notOurs = await copy("pulumi-lifecycle-import-Other1", ["deployment.json", "notes.txt"], 3_600_000);
+        await symlink(left, join(tmp, "pulumi-lifecycle-import-Link01"));
+        await record([{ resources: [ROOT] }]);
+        assert.deepEqual((await readdir(tmp)).filter((name) => name.startsWith("pulumi-lifecycle-import-")).sort(), [
+            "pulumi-lifecycle-import-Fresh1",
+            "pulumi-lifecycle-import-Link01",
+            "pulumi-lifecycle-import-Other1",
+        ]);
+        assert.deepEqual(await readdir(inUse), ["deployment.json"]);
+        assert.deepEqual((await readdir(notOurs)).sort(), ["deployment.json", "notes.txt"]);
+        assert.deepEqual(reports, [
+            `removed ${left}, a copy of a stack's state an earlier version of this command left behind`,
+        ]);
     });
 });

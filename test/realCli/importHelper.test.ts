@@ -66,7 +66,8 @@ describe("the import helper under the real Pulumi CLI", function () {
     ): Promise<{ code: number; stdout: string; stderr: string }> {
         return run(process.execPath, [MAIN, "hosts", "import", ...args], {
             cwd: project.dir,
-            env: { ...process.env, ...project.env, ...env },
+            // Its own TMPDIR: the helper's private directory, and no sweep of the machine's.
+            env: { ...process.env, ...project.env, TMPDIR: project.temp.dir, ...env },
         }).then(
             ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
             (error: { code: number; stdout: string; stderr: string }) => error,

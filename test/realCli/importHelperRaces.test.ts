@@ -55,6 +55,8 @@ describe("hosts import --stack beside other writers of the stack, under the real
         await writeFile(hosts, IMPORTED_LINES);
         await writeFile(upHosts, "");
         await project.program(upEntries());
+        // The helpers' TMPDIR (their private directory, where they meet) is the test's own.
+        await mkdir(join(project.temp.dir, "tmp"));
     });
     /**
      * Processes a test started and has not seen end (helpers, paused imports), ended by their pid if a
@@ -96,7 +98,7 @@ describe("hosts import --stack beside other writers of the stack, under the real
             [MAIN, "hosts", "import", "--file", file, "--stack", "dev", "--out", out],
             {
                 cwd: project.dir,
-                env: { ...process.env, ...project.env, ...env },
+                env: { ...process.env, ...project.env, TMPDIR: join(project.temp.dir, "tmp"), ...env },
                 stdio: ["ignore", "pipe", "pipe"],
             },
         );
@@ -250,7 +252,7 @@ describe("hosts import --stack beside other writers of the stack, under the real
         const refused = await new Promise<Run>((resolve) => {
             const child = spawn(process.execPath, [MAIN, "hosts", "import", "-f", hosts, "--stack", "dev", "-o", out], {
                 cwd: project.dir,
-                env: { ...process.env, ...project.env },
+                env: { ...process.env, ...project.env, TMPDIR: join(project.temp.dir, "tmp") },
             });
             let stderr = "";
             child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
@@ -273,7 +275,6 @@ describe("hosts import --stack beside other writers of the stack, under the real
 
     it("a helper killed (SIGKILL) during the import leaves no copy of the state, no lock, and the state as it was", async () => {
         const tmp = join(project.temp.dir, "tmp");
-        await mkdir(tmp);
         const racing = await wrapper({ pauseImports: true });
         const helper = startHelper(hosts, { ...through(racing), TMPDIR: tmp });
         const importPid = await racing.paused();
