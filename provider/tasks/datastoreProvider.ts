@@ -19,12 +19,13 @@
 //             keeps it in state (DatastoreDeleteUnconfirmedError).
 
 import type * as dynamic from "@pulumi/pulumi/dynamic";
-import type { DatastoreInputs, DatastoreOutputs } from "./datastoreSchema";
+import { type DatastoreInputs, type DatastoreOutputs, describeDatastore, type NaturalKey } from "./datastoreSchema";
 import type { DatastoreApi } from "./io/datastoreApi";
 import { DatastoreLifecycle } from "./io/datastoreLifecycle";
 import { checkDatastore } from "./logic/datastoreCheck";
 import { diffDatastore } from "./logic/datastoreDiff";
-import type { RawInputs } from "./logic/datastoreState";
+import { keyOf, type RawInputs } from "./logic/datastoreState";
+import { namedFailure } from "./logic/operationErrors";
 import type { TaskProcessContext } from "./processContext";
 import { settingsFrom, type TaskApiSettings } from "./taskApiSettings";
 
@@ -57,11 +58,21 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
     }
 
     create(inputs: DatastoreInputs): Promise<dynamic.CreateResult<DatastoreOutputs>> {
-        return this.context.track(this.lifecycle().create(inputs as RawInputs));
+        return this.context.track(
+            this.named(
+                "create",
+                () => inputs,
+                () => this.lifecycle().create(inputs as RawInputs),
+            ),
+        );
     }
 
     read(id: string, props?: DatastoreOutputs): Promise<dynamic.ReadResult<DatastoreOutputs>> {
-        return this.lifecycle().read(id, props);
+        return this.named(
+            "read",
+            () => keyOf(id, props),
+            () => this.lifecycle().read(id, props),
+        );
     }
 
     update(
@@ -69,11 +80,42 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
         olds: DatastoreOutputs,
         news: DatastoreInputs,
     ): Promise<dynamic.UpdateResult<DatastoreOutputs>> {
-        return this.context.track(this.lifecycle().update(olds, news as RawInputs));
+        return this.context.track(
+            this.named(
+                "update",
+                () => news,
+                () => this.lifecycle().update(olds, news as RawInputs),
+            ),
+        );
     }
 
     delete(id: string, props: DatastoreOutputs): Promise<void> {
-        return this.context.track(this.lifecycle().delete(id, props));
+        return this.context.track(
+            this.named(
+                "delete",
+                () => keyOf(id, props),
+                () => this.lifecycle().delete(id, props),
+            ),
+        );
+    }
+
+    /** Runs an operation; whatever it fails with names its datastore (when the key can be told) and is a LifecycleError. */
+    private async named<T>(
+        operation: "create" | "read" | "update" | "delete",
+        key: () => NaturalKey,
+        work: () => Promise<T>,
+    ): Promise<T> {
+        try {
+            return await work();
+        } catch (error) {
+            let known: NaturalKey;
+            try {
+                known = key();
+            } catch {
+                throw error;
+            }
+            throw namedFailure(error, describeDatastore(known), known.name, operation);
+        }
     }
 
     private lifecycle(): DatastoreLifecycle {

@@ -10,6 +10,7 @@ export { DatastoreDeleteUnconfirmedError } from "./errors/datastoreDeleteUnconfi
 export { DatastoreExistsError } from "./errors/datastoreExistsError";
 export { DatastoreIdError } from "./errors/datastoreIdError";
 export { DatastoreMissingError } from "./errors/datastoreMissingError";
+export { DatastoreOperationError } from "./errors/datastoreOperationError";
 export { MalformedResponseError } from "./errors/malformedResponseError";
 export { TaskApiConfigError } from "./errors/taskApiConfigError";
 export { TaskApiContractError } from "./errors/taskApiContractError";

@@ -1,0 +1,56 @@
+// Guards namedFailure (provider/tasks/logic/operationErrors.ts): every error a Datastore operation ends
+// with names its datastore and is a LifecycleError (the chaos suite's invariant 6 found errors of the
+// client and the abort of a Ctrl-C reaching the user without saying which datastore they were about).
+// The class stays, the message gains the datastore; what is not the package's own is wrapped. Pure.
+
+import { strict as assert } from "node:assert";
+import { LifecycleError } from "../../../provider/shared/errors/lifecycleError";
+import { DatastoreExistsError } from "../../../provider/tasks/errors/datastoreExistsError";
+import { DatastoreOperationError } from "../../../provider/tasks/errors/datastoreOperationError";
+import { TaskApiError } from "../../../provider/tasks/errors/taskApiError";
+import { TaskPollingError } from "../../../provider/tasks/errors/taskPollingError";
+import { namedFailure } from "../../../provider/tasks/logic/operationErrors";
+
+const LABEL = 'datastore "ds19" (cluster c, HCI cluster h)';
+
+describe("namedFailure: an operation's error names its datastore", () => {
+    it("prefixes a LifecycleError that does not name it, keeping its class and its fields", () => {
+        const error = new TaskApiError("POST", "/x", 422, "idempotency_key_reused", "used for another request", {});
+        const named = namedFailure(error, LABEL, "ds19", "create");
+        assert.equal(named, error);
+        assert.ok(named instanceof TaskApiError);
+        assert.equal(error.status, 422);
+        assert.equal(
+            named.message,
+            `${LABEL}: the task API answered POST /x with 422 (idempotency_key_reused): used for another request`,
+        );
+        assert.ok(named.stack?.includes(named.message), "the stack shows the named message");
+    });
+
+    it("leaves an error that names it as it is", () => {
+        const error = new DatastoreExistsError(
+            LABEL,
+            { id: "d1", state: "OK", sizeInBytes: 1, datastoreType: "VMFS" } as never,
+            true,
+        );
+        const message = error.message;
+        assert.equal(namedFailure(error, LABEL, "ds19", "create").message, message);
+    });
+
+    it("names it in a task's error too", () => {
+        const error = new TaskPollingError("/t/1", undefined, new Error("reset"));
+        assert.match(
+            namedFailure(error, LABEL, "ds19", "delete").message,
+            /^datastore "ds19" .*: could not follow task/,
+        );
+    });
+
+    it("wraps what is not the package's own (the abort of a Ctrl-C) in a DatastoreOperationError naming it", () => {
+        const reason = new Error("cancelled (Ctrl-C)");
+        const named = namedFailure(reason, LABEL, "ds19", "delete");
+        assert.ok(named instanceof DatastoreOperationError && named instanceof LifecycleError);
+        assert.equal(named.message, `${LABEL}: the delete stopped: cancelled (Ctrl-C)`);
+        assert.equal(named.cause, reason);
+        assert.equal(reason.message, "cancelled (Ctrl-C)", "the shared abort reason is not changed");
+    });
+});
