@@ -32,6 +32,7 @@ import {
     single,
     takeOver,
 } from "../logic/datastoreState";
+import { progressReporter } from "../logic/taskProgress";
 import type { TaskProcessContext } from "../processContext";
 import { type AsyncOperation, DATASTORE_TYPE, type DatastoreRecord } from "../protocol/wire";
 import type { CallOptions, DatastoreApi } from "./datastoreApi";
@@ -144,6 +145,11 @@ export class DatastoreLifecycle {
             if (error instanceof TaskApiError && error.status === 409) {
                 const existing = found ?? (await this.existingAfterConflict(label, key, error, deadline));
                 return takeOver(inputs, key, label, existing);
+            }
+            // The key made an earlier create of other inputs (the program changed since), and no datastore
+            // has the name: whatever that create made is gone, so the key is spent like a replayed one.
+            if (error instanceof TaskApiError && error.code === "idempotency_key_reused" && idempotencyKey && !found) {
+                return "spent";
             }
             if (!outcomeUnknown(error, this.context.signal.aborted)) throw error;
             // Names are unique: with one listed before the POST, the POST made none. Recording a pending
@@ -357,7 +363,7 @@ export class DatastoreLifecycle {
         onStop: (error: TaskWaitError) => Error | undefined,
         observe?: (operation: AsyncOperation) => void,
     ): Promise<string> {
-        const report = this.progress();
+        const report = progressReporter(this.context.report);
         try {
             const { operation } = await this.api.followTask(taskUri, {
                 startedAt,
@@ -424,17 +430,6 @@ export class DatastoreLifecycle {
     private async findOne(label: string, key: NaturalKey, deadline: Deadline): Promise<DatastoreRecord | undefined> {
         const found = await this.api.findByNaturalKey(key, this.call(deadline));
         return found.length === 0 ? undefined : single(label, found);
-    }
-
-    /** Reports each new state of a task: "Create datastore ds19: RUNNING 40% (Creating datastore ds19)". */
-    private progress(): (operation: AsyncOperation) => void {
-        let last = "";
-        return (operation) => {
-            const latest = operation.logMessages?.at(-1)?.message;
-            const line = `${operation.name}: ${operation.state} ${operation.progressPercent}%${latest ? ` (${latest})` : ""}`;
-            if (line !== last) this.context.report(line);
-            last = line;
-        };
     }
 
     private call(deadline: Deadline): CallOptions {
