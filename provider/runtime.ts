@@ -12,6 +12,7 @@
 import { appendFileSync } from "node:fs";
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { HostEntryProvider } from "./hosts/hostEntryProvider";
+import { CreateJournal } from "./hosts/io/createJournal";
 import { HostsFileStore, type WriteEvent } from "./hosts/io/hostsFileStore";
 import { exitWhenEngineGone } from "./shared/engineWatch";
 import type { ProviderKind } from "./shared/forwardingProvider";
@@ -40,8 +41,10 @@ export function providerFor(kind: ProviderKind): dynamic.ResourceProvider {
 
 function create(kind: ProviderKind): dynamic.ResourceProvider {
     switch (kind) {
-        case "hosts:HostEntry":
-            return new HostEntryProvider(hostsFileStore(process.env));
+        case "hosts:HostEntry": {
+            const journal = new CreateJournal();
+            return new HostEntryProvider(hostsFileStore(process.env, journal), journal);
+        }
         case "tasks:Datastore":
             return datastoreProvider(processContext(process.argv[2]), process.env);
         default:
@@ -68,8 +71,8 @@ function datastoreProvider(context: TaskProcessContext, env: NodeJS.ProcessEnv):
     });
 }
 
-/** The store with the settings the environment gives. */
-export function hostsFileStore(env: NodeJS.ProcessEnv): HostsFileStore {
+/** The store with the settings the environment gives, recording creates in `journal`. */
+export function hostsFileStore(env: NodeJS.ProcessEnv, journal?: CreateJournal): HostsFileStore {
     const timeout = Number(env.PULUMI_LIFECYCLE_LOCK_TIMEOUT_MS);
     const trace = env.PULUMI_LIFECYCLE_TRACE;
     return new HostsFileStore({
@@ -78,6 +81,7 @@ export function hostsFileStore(env: NodeJS.ProcessEnv): HostsFileStore {
             staleMs: STALE_LOCK_MS,
         },
         newFileEnding: process.platform === "win32" ? "\r\n" : "\n",
+        ...(journal ? { journal } : {}),
         ...(trace ? { onWrite: (event: WriteEvent) => appendFileSync(trace, `${JSON.stringify(event)}\n`) } : {}),
     });
 }

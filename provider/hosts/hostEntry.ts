@@ -40,6 +40,21 @@ export interface HostEntryState {
     file?: pulumi.Input<string>;
 }
 
+/**
+ * The stack running the program, `<organization>/<project>/<stack>`: the provider records it with each
+ * line a create writes, so that a create whose answer never reached the stack (a second Ctrl-C) is
+ * recognised as this stack's own by the next `up`, and never as another stack's.
+ */
+function ownerStack(): string {
+    let organization = "";
+    try {
+        organization = pulumi.getOrganization();
+    } catch {
+        // An engine too old to tell the organization: project and stack still name the stack.
+    }
+    return `${organization}/${pulumi.getProject()}/${pulumi.getStack()}`;
+}
+
 /** A line of a hosts file, with its whole lifecycle managed by Pulumi. */
 export class HostEntry extends pulumi.dynamic.Resource {
     /** The address, in canonical form (RFC 5952 for IPv6). */
@@ -57,7 +72,7 @@ export class HostEntry extends pulumi.dynamic.Resource {
 
     /** Declares a hosts-file entry. */
     constructor(name: string, args: HostEntryArgs, opts?: pulumi.CustomResourceOptions) {
-        const props = { ...args, file: args.file ?? programDefaultFile(), line: undefined };
+        const props = { ...args, file: args.file ?? programDefaultFile(), line: undefined, __owner: ownerStack() };
         super(providerShim("hosts:HostEntry"), name, props, opts, HOST_ENTRY_MODULE, HOST_ENTRY_TYPE);
     }
 

@@ -3,7 +3,8 @@
 //   check  -> checkHostEntry: validate and normalize (no I/O)
 //   diff   -> diffHostEntry: replace on file or identity, update the rest (resolves real paths only)
 //   create -> createEntry in one coalesced, locked, atomic write; a name already on a line of the family
-//             conflicts, unless `adopt` takes an identical line over
+//             conflicts, unless `adopt` takes an identical line over, or the create journal shows that an
+//             earlier create of this entry for this stack wrote exactly that line and never answered
 //   read   -> readEntry: missing line -> no id, so refresh drops it from state, or a get fails; else the
 //             line as it is now (drift shows in the next diff)
 //   update -> updateEntry: rewrite the line in place
@@ -13,6 +14,7 @@ import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { readConfig } from "../shared/config";
 import { isUnknown } from "../shared/unknown";
 import { EntryNotFoundError } from "./errors/entryNotFoundError";
+import type { CreateJournal } from "./io/createJournal";
 import type { HostsFileStore } from "./io/hostsFileStore";
 import { checkHostEntry } from "./logic/check";
 import { defaultHostsFile, HOSTS_FILE_CONFIG_KEY } from "./logic/defaultFile";
@@ -26,6 +28,7 @@ import {
     identityOf,
     parseId,
     readEntry,
+    renderLine,
     updateEntry,
 } from "./logic/entries";
 import type { HostEntryInputs, HostEntryOutputs } from "./schema";
@@ -34,7 +37,10 @@ import type { HostEntryInputs, HostEntryOutputs } from "./schema";
 export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInputs, HostEntryOutputs> {
     private configuredFile: string | undefined;
 
-    constructor(private readonly store: HostsFileStore) {}
+    constructor(
+        private readonly store: HostsFileStore,
+        private readonly journal: CreateJournal,
+    ) {}
 
     async configure(request: dynamic.ConfigureRequest): Promise<void> {
         this.configuredFile = readConfig(request, HOSTS_FILE_CONFIG_KEY);
@@ -46,20 +52,28 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
     }
 
     async diff(id: string, olds: HostEntryOutputs, news: HostEntryInputs): Promise<dynamic.DiffResult> {
+        await this.settle(olds.file, id);
         return diffHostEntry(id, olds, news, await this.sameFile(olds.file, news.file));
     }
 
     async create(inputs: HostEntryInputs): Promise<dynamic.CreateResult<HostEntryOutputs>> {
+        const id = formatId(identityOf(inputs));
+        const real = this.store.realPath(inputs.file);
+        const owner = inputs.__owner;
         const line = await this.store.edit(inputs.file, (doc) => {
-            const created = createEntry(doc, inputs, { adopt: inputs.adopt, file: inputs.file });
+            const interruptedLine = owner === undefined ? undefined : this.journal.interruptedLine(real, id, owner);
+            const created = createEntry(doc, inputs, { adopt: inputs.adopt, file: inputs.file, interruptedLine });
+            if (created.resumed && this.journal.settle(real, id, interruptedLine)) this.journal.removeIfSettled(real);
+            else if (!created.adopted && owner !== undefined) this.journal.stage(real, id, renderLine(inputs), owner);
             return () => doc.lineNumber(created.line);
         });
-        return { id: formatId(identityOf(inputs)), outs: outputsOf(inputs, line) };
+        return { id, outs: outputsOf(inputs, line) };
     }
 
     async read(id: string, props?: Partial<HostEntryOutputs>): Promise<dynamic.ReadResult<HostEntryOutputs>> {
         const identity = identityFromId(id);
         const file = props?.file ?? defaultHostsFile(this.configuredFile);
+        if (props?.address !== undefined) await this.settle(file, id);
         const found = await this.store.read(file, (doc) => readEntry(doc, identity));
         if (!found) {
             // A refresh passes the stored outputs (with an address); a get passes only what the program gave.
@@ -82,6 +96,7 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
         news: HostEntryInputs,
     ): Promise<dynamic.UpdateResult<HostEntryOutputs>> {
         const identity = identityFromId(id);
+        await this.settle(news.file, id);
         const line = await this.store.edit(news.file, (doc) => {
             const updated = updateEntry(doc, identity, news, { file: news.file });
             return () => doc.lineNumber(updated.line);
@@ -91,10 +106,29 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
 
     async delete(id: string, props: HostEntryOutputs): Promise<void> {
         const identity = identityFromId(id);
+        await this.settle(props.file, id);
         await this.store.edit(props.file, (doc) => {
             deleteEntry(doc, identity);
             return () => undefined;
         });
+    }
+
+    /**
+     * The stack holds the entry `id`: what the create journal recorded for it is settled, and the journal
+     * removed (under the file's lock) once nothing in it is open. Never fails an operation.
+     */
+    private async settle(file: string | undefined, id: string): Promise<void> {
+        if (file === undefined || isUnknown(file)) return;
+        try {
+            const real = this.store.realPath(file);
+            if (!this.journal.settle(real, id)) return;
+            await this.store.edit(file, () => {
+                this.journal.removeIfSettled(real);
+                return () => undefined;
+            });
+        } catch {
+            // Settling only keeps the journal short; the operation itself goes on.
+        }
     }
 
     private async sameFile(oldFile: string | undefined, newFile: string): Promise<boolean | "unknown"> {

@@ -13,13 +13,21 @@ export interface HostEntryInputs {
     file: string;
     /** Whether `create` may take over an identical line that already exists. */
     adopt: boolean;
+    /**
+     * The stack that declares the entry, `<organization>/<project>/<stack>`, set by the resource class
+     * (never by users): the create journal tells this stack's own interrupted writes by it. Not an output.
+     */
+    __owner?: string;
 }
 
-/** State of a `hosts.HostEntry`: every input, plus what only the file can tell. */
-export interface HostEntryOutputs extends HostEntryInputs {
+/** State of a `hosts.HostEntry`: every input but `__owner`, plus what only the file can tell. */
+export interface HostEntryOutputs extends Omit<HostEntryInputs, "__owner"> {
     /** 1-based number of the entry's line in the file when it was last written or read. */
     line: number;
 }
+
+/** The longest `__owner` accepted: organization, project and stack names are short. */
+export const MAX_OWNER_LENGTH = 512;
 
 /** Resource type token module and name: `pulumi-nodejs:dynamic/hosts:HostEntry`. */
 export const HOST_ENTRY_MODULE = "hosts";

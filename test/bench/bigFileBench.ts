@@ -75,13 +75,15 @@ const PRELUDE = `
 const OURS = `${PRELUDE}
     const { HostEntryProvider } = require(${dist("hosts/hostEntryProvider.js")});
     const { HostsFileStore } = require(${dist("hosts/io/hostsFileStore.js")});
-    const store = new HostsFileStore({ lock: { timeoutMs: 30000, staleMs: 60000 } });
-    const provider = new HostEntryProvider(store);
+    const { CreateJournal } = require(${dist("hosts/io/createJournal.js")});
+    const journal = new CreateJournal();
+    const store = new HostsFileStore({ lock: { timeoutMs: 30000, staleMs: 60000 }, journal });
+    const provider = new HostEntryProvider(store, journal);
     (async () => {
         const ids = [];
         const outputs = [];
         for (const entry of entries) {
-            const { inputs } = await provider.check({}, { ...entry, file });
+            const { inputs } = await provider.check({}, { ...entry, file, __owner: "organization/bench/dev" });
             await timed("create", async () => {
                 const created = await provider.create(inputs);
                 ids.push(created.id);

@@ -10,6 +10,7 @@ import { spawn } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { HostEntryProvider } from "../../provider/hosts/hostEntryProvider";
+import { CreateJournal } from "../../provider/hosts/io/createJournal";
 import { HostsFileStore } from "../../provider/hosts/io/hostsFileStore";
 import type { HostEntryInputs } from "../../provider/hosts/schema";
 import { fixture } from "../support/hostsFixtures";
@@ -49,11 +50,13 @@ export async function benchForeignWriter(intervalMs: number): Promise<ForeignWri
     try {
         await writeFile(file, fixture("debian"));
         let ourWrites = 0;
+        const journal = new CreateJournal();
         const store = new HostsFileStore({
             lock: { timeoutMs: 30_000, staleMs: 60_000 },
             onWrite: () => ourWrites++,
+            journal,
         });
-        const provider = new HostEntryProvider(store);
+        const provider = new HostEntryProvider(store, journal);
         const appender = spawn(process.execPath, ["-e", APPENDER, file, String(APPENDS), String(intervalMs)], {
             stdio: "inherit",
         });
@@ -71,7 +74,12 @@ export async function benchForeignWriter(intervalMs: number): Promise<ForeignWri
         let firstFailure: string | undefined;
         const worker = async (slot: number) => {
             for (let round = 0; running; round++) {
-                const args = { address: `10.98.${slot}.${round & 255}`, names: [`ours-${slot}.test`], file };
+                const args = {
+                    address: `10.98.${slot}.${round & 255}`,
+                    names: [`ours-${slot}.test`],
+                    file,
+                    __owner: "organization/bench/dev",
+                };
                 const { inputs } = await provider.check({} as HostEntryInputs, args as HostEntryInputs);
                 if (!inputs) throw new Error("check returned no inputs");
                 try {

@@ -93,16 +93,18 @@ export async function benchInProcess(n: number): Promise<HostsRun> {
     const script = `
         const { HostEntryProvider } = require(${dist("hostEntryProvider.js")});
         const { HostsFileStore } = require(${dist("io/hostsFileStore.js")});
+        const { CreateJournal } = require(${dist("io/createJournal.js")});
         const { performance } = require("node:perf_hooks");
         let writes = 0;
-        const store = new HostsFileStore({ lock: { timeoutMs: 30000, staleMs: 60000 }, onWrite: () => writes++ });
-        const provider = new HostEntryProvider(store);
+        const journal = new CreateJournal();
+        const store = new HostsFileStore({ lock: { timeoutMs: 30000, staleMs: 60000 }, onWrite: () => writes++, journal });
+        const provider = new HostEntryProvider(store, journal);
         const n = ${n};
         let next = 0;
         const started = performance.now();
         const worker = async () => {
             for (let i = next++; i < n; i = next++) {
-                const args = { address: "10." + ((i >> 16) & 255) + "." + ((i >> 8) & 255) + "." + (i & 255), names: ["bench-" + i + ".test"], file: ${JSON.stringify(file)} };
+                const args = { address: "10." + ((i >> 16) & 255) + "." + ((i >> 8) & 255) + "." + (i & 255), names: ["bench-" + i + ".test"], file: ${JSON.stringify(file)}, __owner: "organization/bench/dev" };
                 const { inputs, failures } = await provider.check({}, args);
                 if (failures.length) throw new Error(JSON.stringify(failures));
                 await provider.create(inputs);

@@ -43,6 +43,8 @@ describe("HostEntry in a program", () => {
             },
             "hosts-program",
             "dev",
+            false,
+            "acme",
         );
     });
     after(() => {
@@ -70,6 +72,8 @@ describe("HostEntry in a program", () => {
             names: ["web.internal", "web"],
             comment: "frontend",
             file: "./hosts",
+            // The stack, with which the provider tells this stack's interrupted creates from others'.
+            __owner: "acme/hosts-program/dev",
         });
         assert.equal(typeof __provider, "string");
     });

@@ -226,9 +226,13 @@ export class CliProject {
 
     /**
      * Starts the `pulumi` binary itself with `args` in its own process group, for tests that signal it as
-     * a terminal would (SIGINT to the group) or as `kill` does (SIGINT to the CLI alone).
+     * a terminal would (SIGINT to the group) or as `kill` does (SIGINT to the CLI alone). `env` adds to
+     * the environment the CLI (and the provider processes it starts) get.
      */
-    spawn(args: readonly string[]): {
+    spawn(
+        args: readonly string[],
+        env: Record<string, string> = {},
+    ): {
         child: ChildProcess;
         /** What it printed so far (stdout and stderr). */
         output: () => string;
@@ -236,7 +240,7 @@ export class CliProject {
     } {
         const child = spawn(this.cli.pulumi, [...args], {
             cwd: this.dir,
-            env: { ...process.env, ...this.env },
+            env: { ...process.env, ...this.env, ...env },
             detached: true,
             stdio: ["ignore", "pipe", "pipe"],
         });

@@ -32,9 +32,18 @@ export interface WriteEvent {
     readonly method: WriteMethod;
 }
 
+/** What must be on disk before a write carries a batch's edits (the create journal), and be dropped when it fails. */
+export interface WriteJournal {
+    /** Makes durable what the batch's edits staged for `file` (a real path); called under the lock, just before the write. */
+    flush(file: string): void;
+    /** Drops what the batch's edits staged for `file`: the write failed. */
+    discard(file: string): void;
+}
+
 /** Settings of a store. */
 export interface HostsFileStoreOptions {
     readonly lock: LockOptions;
+    readonly journal?: WriteJournal;
     /** Line ending for a file that does not exist yet or has no line to copy one from. */
     readonly newFileEnding?: "\n" | "\r\n";
     readonly onWrite?: (event: WriteEvent) => void;
@@ -228,6 +237,7 @@ export class HostsFileStore {
     ): Promise<void> {
         const data = doc.toBuffer();
         try {
+            this.options.journal?.flush(real);
             const outcome = writeFileAtomicSync(real, data, { unchangedSince: signature, beforeCommit: lock.verify });
             // The document now says what the file says; later batches edit it further. Once its edited
             // lines (which searches and serializing visit one by one) are many, the next batch starts from
@@ -240,6 +250,7 @@ export class HostsFileStore {
             this.options.onWrite?.({ file: real, edits, bytes: data.length, method: outcome.method });
         } catch (error) {
             queue.cache = undefined;
+            this.options.journal?.discard(real);
             throw new HostsFileError(real, "write", error);
         }
     }

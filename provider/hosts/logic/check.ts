@@ -5,7 +5,7 @@
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { describeCharacter, INVISIBLE, quote } from "../../shared/text";
 import { isUnknown } from "../../shared/unknown";
-import type { HostEntryInputs } from "../schema";
+import { type HostEntryInputs, MAX_OWNER_LENGTH } from "../schema";
 import { addressFamily, canonicalAddress } from "./address";
 import { foldCase, hostnameProblem } from "./hostname";
 
@@ -40,6 +40,11 @@ export function checkHostEntry(news: Record<string, unknown>, defaultFile: () =>
 
     const inputs: HostEntryInputs = { address, names, file, adopt: adopt as boolean };
     if (comment !== undefined) inputs.comment = comment;
+    // Set by the resource class, not by users: passed on when it is what the class sets, dropped otherwise.
+    const owner = news.__owner;
+    if (typeof owner === "string" && owner.length <= MAX_OWNER_LENGTH && !LINE_BREAKING_OR_CONTROL.test(owner)) {
+        inputs.__owner = owner;
+    }
     return { inputs, failures };
 }
 

@@ -80,20 +80,44 @@ export function readEntry(doc: HostsDocument, identity: EntryIdentity): FoundEnt
     return { ...line.entry, names: line.entry.names.map(foldCase), lineNumber: doc.lineNumber(line) };
 }
 
+/** How a create treats lines that are already there. */
+export interface CreateOptions {
+    /** Take over an identical line instead of failing. */
+    readonly adopt: boolean;
+    /** The file, as the program names it, for messages. */
+    readonly file: string;
+    /**
+     * The exact text of a line an earlier create of this very entry wrote, whose answer never reached
+     * the stack (the create journal says so): found alone and unchanged, it is this entry's own line.
+     */
+    readonly interruptedLine?: string | undefined;
+}
+
 /**
- * Creates an entry's line, or with `adopt` takes over an identical existing one without writing.
- * Throws EntryConflictError when a name is already on a line of the same family, and
- * AdoptMismatchError when adopting finds lines that are not identical to the entry.
+ * Creates an entry's line, or takes over an existing one without writing: an identical line with
+ * `adopt`, or the line an interrupted create of this entry wrote (`resumed`). Throws
+ * EntryConflictError when a name is already on a line of the same family, and AdoptMismatchError when
+ * adopting finds lines that are not identical to the entry.
  */
 export function createEntry(
     doc: HostsDocument,
     desired: DesiredEntry,
-    options: { adopt: boolean; file: string },
-): { line: HostsLine; adopted: boolean } {
+    options: CreateOptions,
+): { line: HostsLine; adopted: boolean; resumed?: boolean } {
     const identity = identityOf(desired);
     const existing = linesCarrying(doc, identity.family, desired.names);
     if (existing.length === 0) return { line: doc.append(renderLine(desired)), adopted: false };
 
+    const [first] = existing;
+    if (
+        existing.length === 1 &&
+        first?.entry &&
+        options.interruptedLine !== undefined &&
+        toUtf8(first.text) === options.interruptedLine &&
+        differencesFrom(first.entry, desired).length === 0
+    ) {
+        return { line: first, adopted: false, resumed: true };
+    }
     const described = existing.map((line) => describeLine(doc, line, desired.names));
     if (!options.adopt) throw new EntryConflictError(describeIdentity(identity), options.file, described, "create");
     const [only] = existing;

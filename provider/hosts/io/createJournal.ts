@@ -1,0 +1,236 @@
+// What this package's creates wrote, for creates whose answer never reached the engine.
+//
+// A create writes its line and then answers the engine. If the provider is ended in between (a second
+// Ctrl-C during a big `up`, a crash, the CLI killed), or the engine is ended before it records the
+// answer, the line is in the file but the stack holds the create as pending, and the next `up` creates
+// the entry again: it would find its own line and fail as if someone else had written it (row 4). So
+// before a write carries a create's line, the line is recorded here with the stack it was written for,
+// flushed; the next create of the same entry for the same stack that finds exactly that line, recorded
+// by a provider process that is gone, takes it over as its own. A line nobody recorded (a hand edit,
+// another tool) or recorded for another stack still fails row 4.
+//
+// Whether the engine recorded an answer cannot be seen from here (it sends the same Cancel and SIGINT
+// at the end of every deployment as after a second Ctrl-C), so records are not cleared when a create
+// answers. They are settled once the engine shows it knows the entry (it asks to diff, read, update or
+// delete it, or a create takes the line over); a record left open only ever serves its own stack, for
+// which the line is its own. The journal is a file of JSON lines beside the hosts file
+// (`.<name>.pulumi-lifecycle.journal`), or in this user's private directory when that directory is not
+// writable; records are appended (O_APPEND) and the file is removed, under the hosts file's lock, once
+// nothing in it is open.
+
+import { createHash } from "node:crypto";
+import { closeSync, constants, fsyncSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { hostname } from "node:os";
+import { basename, dirname, join } from "node:path";
+import { codeOf } from "../../shared/files/errno";
+import { existingPrivateDirectory, privateDirectory } from "../../shared/files/privateDirectory";
+import { isProcessAlive, processStartTime } from "../../shared/files/processes";
+
+/** One line of the journal. */
+type Record =
+    | {
+          readonly op: "wrote";
+          readonly id: string;
+          readonly line: string;
+          readonly stack: string;
+          readonly writer: string;
+      }
+    | { readonly op: "settled"; readonly id: string; readonly line: string };
+
+type Wrote = Extract<Record, { op: "wrote" }>;
+
+const PERMISSION_CODES = new Set(["EACCES", "EPERM", "EROFS"]);
+
+/** Where the journal of `real` (a hosts file's real path) lives when its directory is writable. */
+export function journalPathFor(real: string): string {
+    return join(dirname(real), `.${basename(real)}.pulumi-lifecycle.journal`);
+}
+
+/** The journal of the hosts files one provider process writes. */
+export class CreateJournal {
+    /** Lines staged by this batch's creates, per file, until the write that carries them. */
+    private readonly staged = new Map<string, Map<string, { line: string; stack: string }>>();
+
+    /** @param writer this process, as `host:pid:start` */
+    constructor(private readonly writer: string = thisProcess()) {}
+
+    /** Notes that a create for `stack` writes `line` for entry `id` into `real` in the batch being computed. */
+    stage(real: string, id: string, line: string, stack: string): void {
+        const lines = this.staged.get(real) ?? new Map<string, { line: string; stack: string }>();
+        this.staged.set(real, lines);
+        lines.set(id, { line, stack });
+    }
+
+    /** Records the staged lines of `real`, flushed; call under the lock, just before the write that carries them. */
+    flush(real: string): void {
+        const lines = this.staged.get(real);
+        if (!lines || lines.size === 0) return;
+        this.staged.delete(real);
+        const records = [...lines].map(
+            ([id, { line, stack }]): Record => ({ op: "wrote", id, line, stack, writer: this.writer }),
+        );
+        this.append(real, records, true);
+    }
+
+    /** Drops what a batch staged but did not write (its write failed). */
+    discard(real: string): void {
+        this.staged.delete(real);
+    }
+
+    /**
+     * The line an earlier create for `stack` wrote for `id` into `real`, if any, whose answer may never
+     * have been recorded: recorded here, not settled, by a process of this host that is gone. Call under
+     * the lock.
+     */
+    interruptedLine(real: string, id: string, stack: string): string | undefined {
+        const open = this.openRecords(real);
+        if (open.length === 0) {
+            this.removeIfEmpty(real);
+            return undefined;
+        }
+        return open.find((record) => record.id === id && record.stack === stack && isGone(record.writer))?.line;
+    }
+
+    /**
+     * The engine knows the entry `id` of `real`: whatever was recorded for it is settled. Answers whether
+     * a journal is left with nothing open, to be removed (`removeIfSettled`, under the lock).
+     */
+    settle(real: string, id: string, line?: string): boolean {
+        const records = readRecords(real);
+        if (records.length === 0) return false;
+        const open = openOf(records);
+        const settling = open.filter((record) => record.id === id && (line === undefined || record.line === line));
+        if (settling.length > 0) {
+            this.append(
+                real,
+                settling.map((record): Record => ({ op: "settled", id, line: record.line })),
+                false,
+            );
+        }
+        return settling.length === open.length;
+    }
+
+    /** Removes the journal of `real` when nothing in it is open; call under the lock. */
+    removeIfSettled(real: string): void {
+        if (this.openRecords(real).length === 0) this.removeIfEmpty(real);
+    }
+
+    private openRecords(real: string): Wrote[] {
+        return openOf(readRecords(real));
+    }
+
+    private append(real: string, records: readonly Record[], durable: boolean): void {
+        const text = records.map((record) => `${JSON.stringify(record)}\n`).join("");
+        let fd: number;
+        try {
+            fd = openJournal(journalPathFor(real));
+        } catch (error) {
+            if (!PERMISSION_CODES.has(codeOf(error))) throw error;
+            fd = openJournal(privateJournalPath(real));
+        }
+        try {
+            writeSync(fd, text);
+            if (durable) fsyncSync(fd);
+        } finally {
+            closeSync(fd);
+        }
+    }
+
+    /** Removes the journal of `real` once nothing in it is open (under the lock). */
+    private removeIfEmpty(real: string): void {
+        for (const path of journalPaths(real)) {
+            try {
+                unlinkSync(path);
+            } catch {
+                // Absent, or not ours to remove: it stays, settled, and costs a read.
+            }
+        }
+    }
+}
+
+/** The records written and not settled since. */
+function openOf(records: readonly Record[]): Wrote[] {
+    const settled = new Set<string>();
+    for (const record of records) if (record.op === "settled") settled.add(`${record.id}\n${record.line}`);
+    return records.filter(
+        (record): record is Wrote => record.op === "wrote" && !settled.has(`${record.id}\n${record.line}`),
+    );
+}
+
+/** This process, as a writer: `host:pid:start`. */
+function thisProcess(): string {
+    return `${hostname()}:${process.pid}:${processStartTime(process.pid) ?? ""}`;
+}
+
+/** Whether the process that wrote a record is gone; unknown (another host) counts as not gone. */
+function isGone(writer: string): boolean {
+    const [host, pid, start] = writer.split(":");
+    if (host !== hostname()) return false;
+    if (!isProcessAlive(Number(pid))) return true;
+    const now = processStartTime(Number(pid));
+    return start !== "" && now !== undefined && now !== start;
+}
+
+function openJournal(path: string): number {
+    return openSync(
+        path,
+        constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0),
+        0o644,
+    );
+}
+
+function privateJournalPath(real: string): string {
+    const digest = createHash("sha256").update(real).digest("hex").slice(0, 16);
+    return join(privateDirectory(), `journal-${digest}-${basename(real)}`);
+}
+
+function journalPaths(real: string): string[] {
+    const digest = createHash("sha256").update(real).digest("hex").slice(0, 16);
+    const paths = [journalPathFor(real)];
+    // Only look in the private directory when it exists: reading must not create it.
+    try {
+        const directory = existingPrivateDirectory();
+        if (directory) paths.push(join(directory, `journal-${digest}-${basename(real)}`));
+    } catch {
+        // Not private (refused): nothing of ours can be there.
+    }
+    return paths;
+}
+
+function readRecords(real: string): Record[] {
+    const records: Record[] = [];
+    for (const path of journalPaths(real)) {
+        let text: string;
+        try {
+            const fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+            try {
+                text = readFileSync(fd, "utf8");
+            } finally {
+                closeSync(fd);
+            }
+        } catch (error) {
+            if (codeOf(error) === "ENOENT") continue;
+            throw error;
+        }
+        for (const line of text.split("\n")) {
+            const record = parseRecord(line);
+            if (record) records.push(record);
+        }
+    }
+    return records;
+}
+
+/** A record, or undefined for a line that is not one (a torn last line, a foreign edit). */
+function parseRecord(line: string): Record | undefined {
+    try {
+        const value = JSON.parse(line) as Partial<Record> & { [key: string]: unknown };
+        if (typeof value.id !== "string" || typeof value.line !== "string") return undefined;
+        if (value.op === "settled") return value as Record;
+        if (value.op === "wrote" && typeof value.writer === "string" && typeof value.stack === "string") {
+            return value as Record;
+        }
+    } catch {
+        // Not a record.
+    }
+    return undefined;
+}

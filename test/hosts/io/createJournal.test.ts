@@ -1,0 +1,197 @@
+// Guards the create journal through the HostEntry provider on real files: a create whose answer never
+// reached the stack (its provider process ended after the write) is taken over by the next create of
+// the same entry for the same stack, without writing; and row 4 still holds for every line that is not
+// exactly that: a hand-written identical line, a line recorded for another stack, a line recorded by a
+// process that is still running, a recorded line edited since. The engine asking about an entry (diff,
+// refresh, update, delete) settles its record, and the journal is removed once nothing in it is open.
+
+import { strict as assert } from "node:assert";
+import { appendFile, readdir, readFile, writeFile } from "node:fs/promises";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { EntryConflictError } from "../../../provider/hosts/errors/entryConflictError";
+import { HostEntryProvider } from "../../../provider/hosts/hostEntryProvider";
+import { CreateJournal, journalPathFor } from "../../../provider/hosts/io/createJournal";
+import { HostsFileStore } from "../../../provider/hosts/io/hostsFileStore";
+import type { HostEntryInputs, HostEntryOutputs } from "../../../provider/hosts/schema";
+import { makeTempDir, type TempDir } from "../../support/projects";
+import { deadPid } from "../../support/system";
+
+const BASE = "127.0.0.1\tlocalhost\n# mine\n";
+const STACK = "organization/web/dev";
+
+/** A provider as one provider process has it; `writer` stands for that process in the journal. */
+function providerProcess(writer?: string): HostEntryProvider {
+    const journal = new CreateJournal(writer);
+    const store = new HostsFileStore({ lock: { timeoutMs: 5000, staleMs: 60_000 }, journal });
+    return new HostEntryProvider(store, journal);
+}
+
+describe("the create journal", () => {
+    let temp: TempDir;
+    let file: string;
+    let gone: string;
+
+    beforeEach(async () => {
+        temp = await makeTempDir();
+        file = join(temp.dir, "hosts");
+        await writeFile(file, BASE);
+        // The provider process of an interrupted `up`: it wrote, and is gone.
+        gone = `${hostname()}:${await deadPid()}:`;
+    });
+    afterEach(() => temp.cleanup());
+
+    async function inputs(
+        provider: HostEntryProvider,
+        args: Record<string, unknown>,
+        owner: string | null = STACK,
+    ): Promise<HostEntryInputs> {
+        const checked = await provider.check(
+            {} as HostEntryInputs,
+            {
+                file,
+                ...args,
+                ...(owner ? { __owner: owner } : {}),
+            } as unknown as HostEntryInputs,
+        );
+        assert.deepEqual(checked.failures, []);
+        return checked.inputs as HostEntryInputs;
+    }
+
+    /** An `up` whose create wrote its line and never answered the stack. */
+    async function interruptedCreate(args: Record<string, unknown>, owner = STACK): Promise<string> {
+        const interrupted = providerProcess(gone);
+        await interrupted.create(await inputs(interrupted, args, owner));
+        return await readFile(file, "utf8");
+    }
+
+    it("lets the next create of the same entry for the same stack take its own line over, writing nothing", async () => {
+        const web = { address: "10.0.0.5", names: ["web.internal", "web"], comment: "frontend" };
+        const written = await interruptedCreate(web);
+        assert.equal(written, `${BASE}10.0.0.5\tweb.internal web # frontend\n`);
+        const next = providerProcess();
+        const created = await next.create(await inputs(next, web));
+        assert.equal(created.id, "ipv4/web.internal");
+        assert.equal(created.outs?.line, 3);
+        assert.equal(await readFile(file, "utf8"), written, "no second line, no byte changed");
+        assert.deepEqual(await readdir(temp.dir), ["hosts"], "taking the line over settled the journal away");
+    });
+
+    it("still refuses (row 4) an identical line nobody recorded", async () => {
+        await appendFile(file, "10.0.0.5\tweb.internal\n");
+        const next = providerProcess();
+        await assert.rejects(
+            next.create(await inputs(next, { address: "10.0.0.5", names: ["web.internal"] })),
+            EntryConflictError,
+        );
+    });
+
+    it("still refuses (row 4) a line recorded for another stack", async () => {
+        await interruptedCreate({ address: "10.0.0.5", names: ["web.internal"] }, "organization/web/staging");
+        const next = providerProcess();
+        await assert.rejects(
+            next.create(await inputs(next, { address: "10.0.0.5", names: ["web.internal"] })),
+            EntryConflictError,
+        );
+    });
+
+    it("still refuses (row 4) a line recorded by a provider process that is still running", async () => {
+        const running = providerProcess(`${hostname()}:${process.pid}:`);
+        await running.create(await inputs(running, { address: "10.0.0.5", names: ["web.internal"] }));
+        const next = providerProcess();
+        await assert.rejects(
+            next.create(await inputs(next, { address: "10.0.0.5", names: ["web.internal"] })),
+            EntryConflictError,
+        );
+    });
+
+    it("still refuses (row 4) a recorded line that was edited since", async () => {
+        const written = await interruptedCreate({ address: "10.0.0.5", names: ["web.internal"] });
+        await writeFile(file, written.replace("10.0.0.5\tweb.internal", "10.0.0.5 web.internal"));
+        const next = providerProcess();
+        await assert.rejects(
+            next.create(await inputs(next, { address: "10.0.0.5", names: ["web.internal"] })),
+            EntryConflictError,
+        );
+    });
+
+    it("records nothing for a program that names no stack, which then meets row 4", async () => {
+        const interrupted = providerProcess(gone);
+        await interrupted.create(await inputs(interrupted, { address: "10.0.0.5", names: ["web.internal"] }, null));
+        const next = providerProcess();
+        await assert.rejects(
+            next.create(await inputs(next, { address: "10.0.0.5", names: ["web.internal"] })),
+            EntryConflictError,
+        );
+    });
+
+    for (const [operation, ask] of [
+        [
+            "diff",
+            (p: HostEntryProvider, id: string, olds: HostEntryOutputs, news: HostEntryInputs) => p.diff(id, olds, news),
+        ],
+        ["refresh", (p: HostEntryProvider, id: string, olds: HostEntryOutputs) => p.read(id, olds)],
+        [
+            "update",
+            (p: HostEntryProvider, id: string, olds: HostEntryOutputs, news: HostEntryInputs) =>
+                p.update(id, olds, news),
+        ],
+    ] as const) {
+        it(`settles a record once the stack shows it holds the entry (${operation}), and removes the journal`, async () => {
+            const interrupted = providerProcess(gone);
+            const web = await inputs(interrupted, { address: "10.0.0.5", names: ["web.internal"] });
+            const created = await interrupted.create(web);
+            const other = await interrupted.create(
+                await inputs(interrupted, { address: "10.0.0.6", names: ["api.internal"] }),
+            );
+            assert.ok((await readdir(temp.dir)).includes(".hosts.pulumi-lifecycle.journal"));
+
+            const next = providerProcess();
+            await ask(next, created.id, created.outs as HostEntryOutputs, web);
+            // The entry the stack holds is no longer this stack's to take over: a second declaration meets row 4.
+            await writeFile(file, (await readFile(file, "utf8")).replace("10.0.0.5\tweb.internal\n", ""));
+            await appendFile(file, "10.0.0.5\tweb.internal\n");
+            await assert.rejects(next.create(web), EntryConflictError);
+            assert.ok((await readdir(temp.dir)).includes(".hosts.pulumi-lifecycle.journal"), "one record still open");
+
+            await next.diff(other.id, other.outs as HostEntryOutputs, other.outs as unknown as HostEntryInputs);
+            assert.deepEqual(await readdir(temp.dir), ["hosts"], "nothing open: the journal is gone");
+        });
+    }
+
+    it("settles a record when the entry is deleted", async () => {
+        const interrupted = providerProcess(gone);
+        const created = await interrupted.create(
+            await inputs(interrupted, { address: "10.0.0.5", names: ["web.internal"] }),
+        );
+        await providerProcess().delete(created.id, created.outs as HostEntryOutputs);
+        assert.equal(await readFile(file, "utf8"), BASE);
+        assert.deepEqual(await readdir(temp.dir), ["hosts"]);
+    });
+
+    it("keeps the record durable before the line reaches the file", async () => {
+        const journal = new CreateJournal(gone);
+        let recordedFirst = false;
+        const store = new HostsFileStore({
+            lock: { timeoutMs: 5000, staleMs: 60_000 },
+            journal: {
+                flush: (real) => {
+                    journal.flush(real);
+                    recordedFirst = true;
+                },
+                discard: (real) => journal.discard(real),
+            },
+            onWrite: () => assert.ok(recordedFirst, "the journal was written before the hosts file"),
+        });
+        const provider = new HostEntryProvider(store, journal);
+        await provider.create(await inputs(provider, { address: "10.0.0.5", names: ["web.internal"] }));
+        const record = JSON.parse((await readFile(journalPathFor(file), "utf8")).trim());
+        assert.deepEqual(record, {
+            op: "wrote",
+            id: "ipv4/web.internal",
+            line: "10.0.0.5\tweb.internal",
+            stack: STACK,
+            writer: gone,
+        });
+    });
+});
