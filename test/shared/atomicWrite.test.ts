@@ -13,7 +13,16 @@ import { signatureOf, sweepTemporariesSync, writeFileAtomicSync } from "../../pr
 import { FileChangedError } from "../../provider/shared/files/fileChangedError";
 import { LockLostError } from "../../provider/shared/files/lockLostError";
 import { makeTempDir, REPO_ROOT, type TempDir } from "../support/projects";
-import { bindMount, canBindMount, deadPid, hasTool, isRoot, runUnprivileged, skipBecause } from "../support/system";
+import {
+    bindMount,
+    canBindMount,
+    deadPid,
+    hasTool,
+    isRoot,
+    NOBODY,
+    runUnprivileged,
+    skipBecause,
+} from "../support/system";
 
 const ATOMIC_WRITE = JSON.stringify(join(REPO_ROOT, "dist", "shared", "files", "atomicWrite.js"));
 
@@ -176,6 +185,8 @@ describe("atomic write", () => {
     });
 
     it("refuses a file without write permission, as `echo >>` does, though its directory allows a rename", async () => {
+        // The writer's own file: giving a new file its owner is no obstacle, only the permission is.
+        if (isRoot) await chown(target, NOBODY.uid, NOBODY.gid);
         await chmod(target, 0o444);
         await chmod(temp.dir, 0o777);
         await assert.rejects(writeUnprivileged("replaced\n"), /EACCES/);
