@@ -183,14 +183,12 @@ export class DatastoreLifecycle {
         try {
             made = await this.madeBy(operation, label, key, deadline, operation.state === "SUCCEEDED" && !replayed);
         } catch (error) {
-            // The task ended; only reading what it made failed. Not tainted: the next up looks again.
+            // The task ended; only reading what it made failed. Succeeded, not tainted: the next up looks
+            // again. Failed, what it made (if anything) is in ERROR: tainted, so the next up replaces it.
             const reason = `the create task ${operation.id} ended ${operation.state}, but reading its datastore failed: ${messageOf(error)}`;
-            throw partialState(
-                inputs,
-                key,
-                outputsOf(inputs, undefined, { taskId: operation.id, tainted: false }),
-                reason,
-            );
+            const failed = operation.state === "FAILED";
+            const extra = { taskId: operation.id, tainted: failed, ...(failed ? { taintReason: reason } : {}) };
+            throw partialState(inputs, key, outputsOf(inputs, undefined, extra), reason);
         }
         if (made === "gone") return "spent";
         if (operation.state === "SUCCEEDED") {
@@ -286,15 +284,6 @@ export class DatastoreLifecycle {
                 );
                 current = (await api.get(current.id, this.call(deadline))) ?? current;
             }
-            if (current.state === "ERROR") {
-                const reason = `${label} is in state ERROR at the API; remove untaint so the next up replaces it`;
-                throw partialState(
-                    news,
-                    key,
-                    outputsOf(news, current, { taskId, tainted: true, taintReason: reason }),
-                    reason,
-                );
-            }
         } else {
             current = await api.get(olds.datastoreId, this.call(deadline));
             if (!current) {
@@ -305,6 +294,15 @@ export class DatastoreLifecycle {
             // A resize of ours whose end was not seen (interrupted, timed out): let it finish first.
             await this.follow(this.api.taskPath(olds.taskId), this.context.clock(), deadline, (error) => error);
             current = (await api.get(current.id, this.call(deadline))) ?? current;
+        }
+        if (current.state === "ERROR") {
+            // It never becomes OK, and the API refuses to resize it: tainted, so the next up replaces it.
+            const next = news.untaint
+                ? "remove untaint so the next up replaces it"
+                : "the next `pulumi up` replaces it";
+            const reason = `${label} is in state ERROR at the API; ${next}`;
+            const outputs = outputsOf(news, current, { taskId, tainted: true, taintReason: reason });
+            throw partialState(news, key, outputs, reason);
         }
         if (news.sizeInBytes !== current.sizeInBytes) {
             const resizing = current;

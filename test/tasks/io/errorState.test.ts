@@ -1,0 +1,65 @@
+// Guards how a datastore in ERROR (its create task failed) reaches a state the next `up` can converge from
+// (found by the chaos suite: an update PATCHed an ERROR datastore, which the API refuses with 409, on six
+// ups in a row). A create whose task FAILED is tainted even when reading what it made fails; an update that
+// finds its datastore in ERROR taints it instead of resizing it, so the next up replaces it. The task API
+// server of the contract, fake time.
+
+import { strict as assert } from "node:assert";
+import { inspect } from "node:util";
+import type { TaskApiServer } from "../../../provider/taskApiServer/taskApiServer";
+import type { DatastoreOutputs } from "../../../provider/tasks/datastoreSchema";
+import { PartialStateError } from "../../../provider/tasks/errors/partialStateError";
+import type { RawInputs } from "../../../provider/tasks/logic/datastoreState";
+import { DATASTORES_PATH } from "../../../provider/tasks/protocol/wire";
+import { datastoreInputs, FakeTime, GIB, rejection, Servers } from "../client/support";
+import { lifecycleOf } from "./hostileApi";
+
+describe("a datastore in ERROR leads to a replacement, never to a loop of refused resizes", () => {
+    const servers = new Servers();
+    let server: TaskApiServer;
+    let time: FakeTime;
+    beforeEach(async () => {
+        time = new FakeTime();
+        server = await servers.start({ taskCompleteAfterPolls: 1 });
+    });
+    afterEach(() => servers.closeAll());
+
+    it("a create whose task FAILED is tainted even when reading its datastore fails", async () => {
+        server.addFault({ match: { method: "POST" }, fault: { task: { fails: "array offline" } } });
+        server.addFault({ match: { method: "GET", path: `${DATASTORES_PATH}/` }, times: 100, fault: { status: 500 } });
+        const { lifecycle } = lifecycleOf(server.url, time, { maxAttempts: 1 });
+        const error = await rejection(lifecycle.create({ ...datastoreInputs(), createToken: "tok" } as RawInputs));
+        assert.ok(error instanceof PartialStateError, inspect(error));
+        assert.equal(error.properties.tainted, true);
+        assert.match(String(error.properties.taintReason), /ended FAILED, but reading its datastore failed/);
+        assert.equal(server.datastores()[0]?.state, "ERROR");
+    });
+
+    for (const untaint of [false, true]) {
+        it(`an update that finds its datastore in ERROR taints it (${untaint ? "with" : "without"} untaint), sending no PATCH`, async () => {
+            server.addFault({ match: { method: "POST" }, fault: { task: { fails: "array offline" } } });
+            const { lifecycle } = lifecycleOf(server.url, time);
+            const failed = await rejection(lifecycle.create(datastoreInputs() as RawInputs));
+            assert.ok(failed instanceof PartialStateError, inspect(failed));
+            const [broken] = server.datastores();
+            assert.equal(broken?.state, "ERROR");
+            // As a refresh records it: its id known, not tainted.
+            const olds = { ...failed.properties, tainted: untaint, datastoreId: broken?.id } as DatastoreOutputs;
+            server.clearRequests();
+            const news = { ...datastoreInputs(), sizeInBytes: 32 * GIB, untaint } as RawInputs;
+            const error = await rejection(lifecycle.update(olds, news));
+            assert.ok(error instanceof PartialStateError, inspect(error));
+            assert.equal(error.properties.tainted, true);
+            assert.match(
+                error.message,
+                untaint
+                    ? /in state ERROR at the API; remove untaint so the next up replaces it/
+                    : /in state ERROR at the API; the next `pulumi up` replaces it/,
+            );
+            assert.deepEqual(
+                server.requests().filter((r) => r.method === "PATCH"),
+                [],
+            );
+        });
+    }
+});
