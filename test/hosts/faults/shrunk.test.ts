@@ -20,8 +20,11 @@ describe("multi-writer findings, shrunk", function () {
     // only lock-using writers' lines. A tool that rewrites the file in place truncates it, then writes it
     // (hostile, cp, an editor: rename is impossible on a bind mount); a lock-using writer that reads in
     // between sees an empty or half-written file, and its check that the file did not change must catch
-    // the tool's write before it writes over the file, or it replaces everything with its own lines.
-    it("one lock-using writer beside one in-place rewriting tool, no faults: the base stays, whole", async () => {
+    // the tool's write before it writes over the file, or it replaces everything (or everything past the
+    // half it saw) with what it computed from that read. Where the tool cut the file shorter between the
+    // in-place write's new bytes and its cut to length, that cut extends the file with NUL bytes, and every
+    // later writer refuses the file (1001, 1029, 2003: "the file contains a NUL byte").
+    it("one lock-using writer beside one in-place rewriting tool, no faults: the base and every acknowledged entry stay", async () => {
         const base = `${fixture("messy").toString("latin1")}\n`;
         const scenario: Scenario = {
             seed: 14_000,
