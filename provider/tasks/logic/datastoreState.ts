@@ -81,8 +81,9 @@ export function keptOutputs(olds: DatastoreOutputs, news: DatastoreInputs): Data
 /** Refresh: the API's view of the datastore, with the settings and taint only the state knows. */
 export function refreshed(props: Partial<DatastoreOutputs> | undefined, found: DatastoreRecord): DatastoreOutputs {
     const outputs: DatastoreOutputs = {
-        hciClusterUuid: found.hciClusterUuid,
-        clusterId: found.clusterInfo.id,
+        // Lowercase, as check writes the program's: an API answering capitals is no change of natural key.
+        hciClusterUuid: found.hciClusterUuid.toLowerCase(),
+        clusterId: found.clusterInfo.id.toLowerCase(),
         name: found.name,
         sizeInBytes: found.sizeInBytes,
         datastoreType: found.datastoreType,
