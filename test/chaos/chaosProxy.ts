@@ -57,6 +57,10 @@ export interface ProxyRequest {
     detail?: string;
     /** What the client got: a status, "reset", or "held" (no complete answer, the connection left open). */
     outcome?: number | "reset" | "held";
+    /** Which request of its route within its operation this is (1, 2, ...), set by the owner. */
+    nth?: number;
+    /** Whether the backend is to fail the task this request starts, set by the owner. */
+    taskFails?: boolean;
     /** Whether the request reached the backend. */
     forwarded?: boolean;
 }
@@ -76,6 +80,8 @@ export interface ProxyHooks {
     decide(request: ProxyRequest): { fault: FaultKind; random: () => number } | undefined;
     /** The request is done with (answered, reset or held). */
     answered(request: ProxyRequest): void;
+    /** The request is about to reach the backend, and has (`done`, whatever came of it). */
+    forwarding(request: ProxyRequest, done: boolean): void;
 }
 
 export interface ChaosProxyOptions {
@@ -569,7 +575,8 @@ export class ChaosProxy {
             if (typeof value === "string") headers[name] = value;
         }
         if (body.length > 0) headers["content-length"] = String(body.length);
-        return new Promise<Answer>((resolve, reject) => {
+        this.options.hooks.forwarding(request, false);
+        const answer = new Promise<Answer>((resolve, reject) => {
             const outgoing = httpRequest(
                 {
                     host: backend.hostname,
@@ -593,6 +600,9 @@ export class ChaosProxy {
             outgoing.on("error", reject);
             outgoing.end(body);
         });
+        const done = () => this.options.hooks.forwarding(request, true);
+        answer.then(done, done);
+        return answer;
     }
 }
 

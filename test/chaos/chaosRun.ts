@@ -24,7 +24,7 @@ import {
     startForeignOrigin,
 } from "./chaosProxy";
 import { Engine, type Operation, type OperationRunner, type OpOutcome, partialOf } from "./engine";
-import { FAULT_KINDS, type FaultKind, hashSeed, pickFault } from "./faults";
+import { FAULT_KINDS, type FaultKind, hashSeed, pickFault, type RouteKind } from "./faults";
 import {
     errorProblems,
     hasKey,
@@ -34,7 +34,7 @@ import {
     targetId,
     type Violation,
 } from "./invariants";
-import { generatePlan, type Plan, type ResourceSpec } from "./program";
+import { generatePlan, type Pinned, type Plan, type ResourceSpec, type Script } from "./program";
 import { VirtualTime } from "./virtualTime";
 
 /** When virtual time starts: 2030-01-01T00:00:00Z. */
@@ -57,6 +57,8 @@ const RUNAWAY_MS_PER_REQUEST = 100;
 const RUNAWAY_BURST = 40;
 /** Ups of the final program with the chaos off before healing counts as failed. */
 const HEALING_UPS = 6;
+/** The step ids of healing's commands start here (a plan's steps are numbered from 1). */
+const HEALING_STEP = 1000;
 /** Real time one operation may take before it counts as running away. */
 const OPERATION_REAL_LIMIT_MS = 60_000;
 
@@ -95,6 +97,8 @@ export interface RunReport {
     readonly violations: readonly Violation[];
     readonly trace: readonly string[];
     readonly realMs: number;
+    /** Every hazard the run injected, pinned to its request: replayed as the plan's script, it does the same. */
+    readonly script: Script;
 }
 
 /** Plays one seed (or plan) and checks every invariant. */
@@ -113,6 +117,7 @@ export async function runSeed(options: RunOptions): Promise<RunReport> {
         violations: run.violations,
         trace: run.trace,
         realMs: Date.now() - startedAt,
+        script: run.script,
     };
 }
 
@@ -122,9 +127,16 @@ interface CurrentOperation {
     readonly where: string;
     readonly key: string;
     readonly controller: AbortController;
+    /** When to interrupt: the `nth` request of `route` ("any": of any route) of this operation. */
     readonly interrupt:
-        | { readonly at: number; readonly when: "arrival" | "answered"; readonly reason: string }
+        | (Omit<Pinned, "op" | "route"> & {
+              readonly route: RouteKind | "any";
+              readonly when: "arrival" | "answered";
+              readonly reason: string;
+          })
         | undefined;
+    /** Requests so far, by route. */
+    readonly routes: Map<RouteKind, number>;
     readonly startedAt: number;
     readonly requests: ProxyRequest[];
     gaveUp: boolean;
@@ -147,6 +159,15 @@ class ChaosRun implements OperationRunner {
     };
     readonly violations: Violation[] = [];
     readonly trace: string[] = [];
+    readonly script: {
+        faults: Script["faults"][number][];
+        taskFailures: Pinned[];
+        interrupts: Script["interrupts"][number][];
+    } = {
+        faults: [],
+        taskFailures: [],
+        interrupts: [],
+    };
     private readonly time: VirtualTime;
     private readonly engine = new Engine();
     private readonly allowed: ReadonlySet<FaultKind>;
@@ -228,6 +249,7 @@ class ChaosRun implements OperationRunner {
                 arrived: (request) => this.arrived(request),
                 decide: (request) => this.decide(request),
                 answered: (request) => this.answered(request),
+                forwarding: (request, done) => this.forwarding(request, done),
             },
         });
         for (const spec of this.plan.foreign) {
@@ -244,16 +266,6 @@ class ChaosRun implements OperationRunner {
         this.log(
             `foreign: ${[...this.foreign.values()].map((r) => `${r.name}@${r.clusterInfo.id.slice(0, 8)} ${r.id} ${r.state} ${r.sizeInBytes / 1024 ** 3} GiB`).join("; ")}`,
         );
-        if (settings.taskFailureProbability > 0) {
-            for (const method of ["POST", "PATCH", "DELETE"]) {
-                this.backend.addFault({
-                    match: { method },
-                    times: 1_000_000,
-                    probability: settings.taskFailureProbability,
-                    fault: { task: { fails: "the disk array went offline (simulated)" } },
-                });
-            }
-        }
     }
 
     private async heal(): Promise<void> {
@@ -265,11 +277,13 @@ class ChaosRun implements OperationRunner {
         this.log(`== healing [${program.map(describeResource).join(", ")}]`);
         // As a careful user does: refresh first (an interrupted delete may have left state behind).
         this.where = "healing refresh 1";
+        this.stepId = HEALING_STEP;
         await this.command("refresh", []);
         let healed = false;
         let failures: readonly string[] = [];
         for (let attempt = 1; attempt <= HEALING_UPS && !healed; attempt++) {
             this.where = `healing up ${attempt}`;
+            this.stepId = HEALING_STEP + attempt;
             this.counts.healingUps++;
             const result = await this.command("up", program);
             healed = result.ok;
@@ -281,6 +295,7 @@ class ChaosRun implements OperationRunner {
             () => `the final program did not converge in ${HEALING_UPS} ups: ${failures.join("; ")}`,
         );
         this.where = "healing refresh 2";
+        this.stepId = HEALING_STEP + HEALING_UPS + 1;
         const refreshed = await this.command("refresh", []);
         this.check("4 state", refreshed.ok, () => `the final refresh failed: ${refreshed.failures.join("; ")}`);
         this.where = "end";
@@ -405,16 +420,7 @@ class ChaosRun implements OperationRunner {
         const { settings } = this.plan;
         const key = `${this.stepId}/${operation.urn}/${operation.kind}`;
         const chaos = (this.proxy as ChaosProxy).chaos;
-        const random = seededRandom(hashSeed(this.options.seed, "interrupt", key));
-        const interrupt =
-            chaos && random() < settings.interruptProbability
-                ? {
-                      at: 1 + Math.floor(random() * 6),
-                      when: random() < 0.5 ? ("arrival" as const) : ("answered" as const),
-                      // The reasons processContext gives: the engine's Cancel, or SIGINT.
-                      reason: random() < 0.5 ? "cancelled (Ctrl-C)" : "interrupted by SIGINT",
-                  }
-                : undefined;
+        const interrupt = chaos ? this.interruptOf(key) : undefined;
         const where = `${this.where}, ${operation.kind} ${operation.urn.split("::").at(-1)}`;
         const current: CurrentOperation = {
             operation,
@@ -422,13 +428,16 @@ class ChaosRun implements OperationRunner {
             key,
             controller: this.controller,
             interrupt,
+            routes: new Map(),
             startedAt: this.time.now,
             requests: [],
             gaveUp: false,
             runaway: false,
         };
         this.current = current;
-        this.log(`-- ${where}${interrupt ? ` (interrupt at request ${interrupt.at}, ${interrupt.when})` : ""}`);
+        this.log(
+            `-- ${where}${interrupt ? ` (interrupt at ${interrupt.route} request ${interrupt.nth}, ${interrupt.when})` : ""}`,
+        );
         const deadline = current.startedAt + timeoutOf(operation);
         const driven = await this.time.drive(work(), {
             realLimitMs: OPERATION_REAL_LIMIT_MS,
@@ -489,6 +498,8 @@ class ChaosRun implements OperationRunner {
         );
         if (!current) return;
         current.requests.push(request);
+        request.nth = (current.routes.get(request.route) ?? 0) + 1;
+        current.routes.set(request.route, request.nth);
         const count = current.requests.length;
         const elapsed = this.time.now - current.startedAt;
         if (!current.runaway && count > RUNAWAY_BURST + elapsed / RUNAWAY_MS_PER_REQUEST) {
@@ -501,17 +512,67 @@ class ChaosRun implements OperationRunner {
             this.log(`   the user gives up after ${count} requests: Ctrl-C`);
             current.controller.abort(new Error("cancelled (Ctrl-C)"));
         }
-        if (current.interrupt?.when === "arrival" && current.interrupt.at === count) this.interrupt(current);
+        if (current.interrupt?.when === "arrival") this.interrupt(current, request);
     }
 
     private decide(request: ProxyRequest): { fault: FaultKind; random: () => number } | undefined {
         const key = this.current?.key ?? `${this.stepId}/none`;
         const index = this.current?.requests.length ?? request.seq;
+        const pinned: Pinned = { op: key, route: request.route, nth: request.nth ?? 0 };
+        const at = (entry: Pinned) =>
+            entry.op === pinned.op && entry.route === pinned.route && entry.nth === pinned.nth;
+        const script = this.plan.script;
+        if (request.route === "create" || request.route === "resize" || request.route === "delete") {
+            request.taskFails = script
+                ? script.taskFailures.some(at)
+                : seededRandom(hashSeed(this.options.seed, "task", key, index))() <
+                  this.plan.settings.taskFailureProbability;
+            if (request.taskFails) this.script.taskFailures.push(pinned);
+        }
         const random = seededRandom(hashSeed(this.options.seed, "fault", key, index));
-        const fault = pickFault(request.route, random, this.plan.settings.faultProbability, this.allowed);
+        const drawn = script
+            ? script.faults.find(at)?.fault
+            : pickFault(request.route, random, this.plan.settings.faultProbability, this.allowed);
+        const fault = drawn !== undefined && this.allowed.has(drawn) ? drawn : undefined;
         if (!fault) return undefined;
+        if (script) {
+            // Skip the two draws pickFault made, so the fault's details are those of the run recorded.
+            random();
+            random();
+        }
         this.counts.faults[fault] = (this.counts.faults[fault] ?? 0) + 1;
+        this.script.faults.push({ ...pinned, fault });
         return { fault, random };
+    }
+
+    /** The backend fails the task of a request the dice (or the script) chose, and no other. */
+    private forwarding(request: ProxyRequest, done: boolean): void {
+        if (!request.taskFails) return;
+        const backend = this.backend as TaskApiServer;
+        if (done) backend.clearFaults();
+        else
+            backend.addFault({
+                match: { method: request.method },
+                fault: { task: { fails: "the disk array went offline (simulated)" } },
+            });
+    }
+
+    /** When to interrupt the operation `key`: as the script says, or as the dice say. */
+    private interruptOf(key: string): CurrentOperation["interrupt"] {
+        const script = this.plan.script;
+        if (script) {
+            const pinned = script.interrupts.find((entry) => entry.op === key);
+            return pinned && { route: pinned.route, nth: pinned.nth, when: pinned.when, reason: pinned.reason };
+        }
+        const random = seededRandom(hashSeed(this.options.seed, "interrupt", key));
+        if (random() >= this.plan.settings.interruptProbability) return undefined;
+        return {
+            route: "any",
+            nth: 1 + Math.floor(random() * 6),
+            when: random() < 0.5 ? "arrival" : "answered",
+            // The reasons processContext gives: the engine's Cancel, or SIGINT.
+            reason: random() < 0.5 ? "cancelled (Ctrl-C)" : "interrupted by SIGINT",
+        };
     }
 
     private answered(request: ProxyRequest): void {
@@ -521,16 +582,29 @@ class ChaosRun implements OperationRunner {
             `   ${at}s #${request.seq} ${request.method} ${request.url.slice(0, 140)}${fault} -> ${request.outcome ?? "?"}`,
         );
         const current = this.current;
-        if (current?.interrupt?.when === "answered" && current.interrupt.at === current.requests.indexOf(request) + 1) {
-            this.interrupt(current);
-        }
+        if (current?.interrupt?.when === "answered" && current.requests.includes(request))
+            this.interrupt(current, request);
     }
 
-    private interrupt(current: CurrentOperation): void {
-        if (current.controller.signal.aborted || !current.interrupt) return;
+    /** Interrupts the operation if `request` is the one its interruption is pinned to. */
+    private interrupt(current: CurrentOperation, request: ProxyRequest): void {
+        const interrupt = current.interrupt;
+        if (!interrupt || current.controller.signal.aborted) return;
+        const hit =
+            interrupt.route === "any"
+                ? current.requests.indexOf(request) + 1 === interrupt.nth
+                : request.route === interrupt.route && request.nth === interrupt.nth;
+        if (!hit) return;
         this.counts.interruptions++;
-        this.log(`   interrupt: ${current.interrupt.reason}`);
-        current.controller.abort(new Error(current.interrupt.reason));
+        this.script.interrupts.push({
+            op: current.key,
+            route: request.route,
+            nth: request.nth ?? 0,
+            when: interrupt.when,
+            reason: interrupt.reason,
+        });
+        this.log(`   interrupt: ${interrupt.reason}`);
+        current.controller.abort(new Error(interrupt.reason));
     }
 
     // ---- invariants ----

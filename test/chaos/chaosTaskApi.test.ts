@@ -5,16 +5,19 @@
 // checked after every request, operation and command. Prints the seeds and the counts; a failing seed is
 // named with the command that replays exactly it.
 //
+// Then every finding kept in findings/ is replayed: a shrunk plan that broke an invariant once.
+//
 //   CHAOS_SEEDS=n CHAOS_FROM=s npx mocha test/chaos/chaosTaskApi.test.ts   another budget or window
 //   node -r ts-node/register/transpile-only test/chaos/soak.ts --seeds 1000   the soak
 
 import { strict as assert } from "node:assert";
 import { type RunCounts, type RunReport, runSeed } from "./chaosRun";
 import { FAULT_KINDS } from "./faults";
+import { loadFindings } from "./findings";
 import { formatCounts, probeOverflow, sumCounts, violationsByInvariant } from "./report";
 
-/** The CI budget: about a minute on two shared cores. */
-const DEFAULT_SEEDS = 250;
+/** The CI budget: a minute to a minute and a half on two shared cores. */
+const DEFAULT_SEEDS = 200;
 
 function numberFrom(name: string, fallback: number): number {
     const value = Number(process.env[name]);
@@ -75,5 +78,23 @@ describe("chaos task API (issue 18, section 5)", function () {
         assert.deepEqual(missing, [], `fault kinds never injected in ${seeds} seeds: a budget this small tests less`);
         assert.ok(total.interruptions > 0, "no operation was interrupted");
         assert.ok(total.healingUps > 0 && total.invariantChecks > 0);
+    });
+
+    describe("findings, replayed (findings/)", () => {
+        for (const { file, finding } of loadFindings()) {
+            it(`${finding.title} [${finding.invariant}; ${finding.found}]`, async () => {
+                const report = await runSeed({
+                    seed: finding.plan.seed,
+                    plan: finding.plan,
+                    overflowingTimers: await probeOverflow(),
+                });
+                const broken = report.violations.map((v) => `  ${v.invariant} (${v.where}): ${v.detail.slice(0, 400)}`);
+                assert.deepEqual(
+                    broken,
+                    [],
+                    `${broken.length} violation(s); replay: node -r ts-node/register/transpile-only test/chaos/soak.ts --plan ${file}`,
+                );
+            });
+        }
     });
 });

@@ -83,8 +83,21 @@ export const FAULTS_BY_ROUTE: Readonly<Record<RouteKind, readonly FaultKind[]>> 
     other: ["reset", "serverError", "definite4xx"],
 };
 
-/** Relative weights (1 unless said): big bodies cost real time, so they come less often. */
-const WEIGHTS: Partial<Record<FaultKind, number>> = { oversized: 0.3, nestedJson: 0.6, hang: 0.6, dribble: 0.8 };
+/**
+ * Relative weights (1 unless said): big bodies cost real time, so they come less often; the faults of
+ * the rarer routes that start tasks come more often, so a small budget still sees each of them.
+ */
+const WEIGHTS: Partial<Record<FaultKind, number>> = {
+    oversized: 0.3,
+    nestedJson: 0.6,
+    hang: 0.6,
+    dribble: 0.8,
+    conflictId: 2,
+    locationForeign: 2,
+    locationUserinfo: 2,
+    missingLocation: 1.5,
+    fakeDelete: 2,
+};
 
 /**
  * A fault for a request on `route`, or undefined: drawn from `random` among every fault of the route,

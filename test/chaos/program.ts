@@ -5,7 +5,7 @@
 
 import { seededRandom } from "../../provider/shared/random";
 import { type DatastoreTimeouts, type NaturalKey, TIMEOUT_KEYS } from "../../provider/tasks/datastoreSchema";
-import { pick } from "./faults";
+import { type FaultKind, pick, type RouteKind } from "./faults";
 
 export const GIB = 1024 ** 3;
 
@@ -61,6 +61,27 @@ export interface Plan {
     readonly settings: RunSettings;
     readonly foreign: readonly ForeignSpec[];
     readonly steps: readonly Step[];
+    /** When present, exactly these hazards happen and no random ones (a shrunk finding, replayed). */
+    readonly script?: Script;
+}
+
+/**
+ * Hazards pinned to requests: the `nth` request of a route within one operation (`op` is
+ * "<step id>/<urn>/<kind>"). Pinned by route rather than by position, so a replay still hits the same
+ * request when the provider learns to send one more or one fewer of another kind.
+ */
+export interface Pinned {
+    readonly op: string;
+    readonly route: RouteKind;
+    readonly nth: number;
+}
+
+/** What a run did to its requests, or what a replay is to do. */
+export interface Script {
+    readonly faults: readonly (Pinned & { readonly fault: FaultKind })[];
+    /** Mutating requests whose task the backend fails. */
+    readonly taskFailures: readonly Pinned[];
+    readonly interrupts: readonly (Pinned & { readonly when: "arrival" | "answered"; readonly reason: string })[];
 }
 
 /** Whether the provider under test takes `timeouts.read` (the code before issue 18's fixes did not). */

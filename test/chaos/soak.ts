@@ -2,12 +2,14 @@
 //
 //   node -r ts-node/register/transpile-only test/chaos/soak.ts --seeds 1000 [--from 1]
 //   node -r ts-node/register/transpile-only test/chaos/soak.ts --seed 123 [--quiet]
-//   node -r ts-node/register/transpile-only test/chaos/soak.ts --seed 123 --shrink [--invariant 2] [--match zombie] [--out plan.json]
-//   node -r ts-node/register/transpile-only test/chaos/soak.ts --plan plan.json [--faults reset,dribble]
+//   node -r ts-node/register/transpile-only test/chaos/soak.ts --seed 123 --shrink [--invariant 2] [--match zombie] [--out f.json]
+//   node -r ts-node/register/transpile-only test/chaos/soak.ts --plan test/chaos/findings/<name>.json
+//   ... --faults reset,dribble (only these kinds; "none" for none)
 //
 // --seed replays exactly one seed and prints every request, fault, operation and violation; --shrink
-// looks for a smaller plan (fewer steps and resources, fewer fault kinds) that still breaks the same
-// invariant and writes it out for --plan. Exits 1 when any invariant was broken.
+// turns the run into a script of the hazards it injected and drops entries, steps, resources and someone
+// else's datastores while the same invariant still breaks, and writes the result as a finding for --plan
+// (and for findings/, which the CI suite replays). Exits 1 when any invariant was broken.
 
 import { readFileSync, writeFileSync } from "node:fs";
 import type { RunCounts, RunReport } from "./chaosRun";
@@ -85,7 +87,7 @@ async function main(): Promise<number> {
     const args = parseArguments(process.argv.slice(2));
     const overflowingTimers = await probeOverflow();
     if (args.seed !== undefined || args.plan !== undefined) {
-        const plan = args.plan ? (JSON.parse(readFileSync(args.plan, "utf8")) as Plan) : undefined;
+        const plan = args.plan ? planIn(args.plan) : undefined;
         const seed = plan?.seed ?? (args.seed as number);
         const report = await runSeed({
             seed,
@@ -103,12 +105,10 @@ async function main(): Promise<number> {
                 ...(args.invariant ? { invariant: args.invariant } : {}),
                 ...(args.match ? { match: args.match } : {}),
             });
-            writeFileSync(args.out, `${JSON.stringify(smaller.plan, null, 2)}\n`);
-            const faults = [...smaller.faults].join(",") || "none";
-            console.log(`\nshrunk to ${smaller.plan.steps.length} steps, faults ${faults}: ${args.out}`);
-            console.log(
-                `replay: node -r ts-node/register/transpile-only test/chaos/soak.ts --plan ${args.out} --faults ${faults}`,
-            );
+            const finding = { title: "(say what happens)", invariant: smaller.invariant, plan: smaller.plan };
+            writeFileSync(args.out, `${JSON.stringify(finding, null, 2)}\n`);
+            console.log(`\nshrunk to ${smaller.plan.steps.length} steps: ${args.out}`);
+            console.log(`replay: node -r ts-node/register/transpile-only test/chaos/soak.ts --plan ${args.out}`);
         }
         return report.violations.length > 0 ? 1 : 0;
     }
@@ -136,6 +136,12 @@ async function main(): Promise<number> {
     return failing.length > 0 ? 1 : 0;
 }
 
+/** The plan in a file: a plan, or a finding holding one (findings/). */
+function planIn(file: string): Plan {
+    const parsed = JSON.parse(readFileSync(file, "utf8")) as Plan | { plan: Plan };
+    return "plan" in parsed ? parsed.plan : parsed;
+}
+
 function printViolations(report: RunReport): void {
     for (const violation of report.violations) {
         console.log(`  VIOLATION ${violation.invariant} (${violation.where}): ${violation.detail}`);
@@ -145,10 +151,13 @@ function printViolations(report: RunReport): void {
     }
 }
 
-main().then(
-    (code) => process.exit(code),
-    (error: unknown) => {
-        console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
-        process.exit(2);
-    },
-);
+// Only as a command: loading the module (a test runner globbing the folder) starts nothing.
+if (require.main === module) {
+    main().then(
+        (code) => process.exit(code),
+        (error: unknown) => {
+            console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+            process.exit(2);
+        },
+    );
+}
