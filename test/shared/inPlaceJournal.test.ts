@@ -8,11 +8,14 @@
 // reads or edits, whoever wrote the record ($TMPDIR plays no part).
 
 import { strict as assert } from "node:assert";
-import { closeSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, closeSync, openSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { HostsFileStore } from "../../provider/hosts/io/hostsFileStore";
 import { createEntry } from "../../provider/hosts/logic/entries";
+import { writeAll } from "../../provider/shared/files/descriptors";
+import { FileChangedError } from "../../provider/shared/files/fileChangedError";
 import {
+    applyJournalSteps,
     holdsJournal,
     type JournalStep,
     journaledWriteSteps,
@@ -38,6 +41,10 @@ function replay(file: Buffer, steps: readonly JournalStep[], stop: number, bytes
             Buffer.from(data).copy(state, step.at);
         } else if ("truncate" in step && (index < stop || bytes > 0)) {
             state = state.length > step.truncate ? state.subarray(0, step.truncate) : state;
+        } else if ("expect" in step) {
+            assert.ok(state.equals(step.expect), "with no foreign writer, the file is what the write expects");
+        } else if ("written" in step && (index < stop || bytes > 0)) {
+            assert.ok(state.equals(step.written), "with no foreign writer, the content went in as expected");
         }
     }
     return state;
@@ -144,8 +151,18 @@ describe("in-place writes journaled in the file", () => {
         assert.ok(recover(Buffer.concat([crashed, foreign])).equals(Buffer.concat([next, foreign])));
     });
 
+    it("redoes a record a tool ignoring locks copied back mid-write: the content the copy was of, plus its line", () => {
+        const old = Buffer.from(lines(0, 3));
+        const next = Buffer.from(lines(0, 5));
+        const steps = journaledWriteSteps(old, next);
+        // The tool read the file mid-write and wrote the copy back, with a line of its own at the end.
+        const copied = Buffer.concat([replay(old, steps, 1, 0), Buffer.from("10.9.9.9\ttheirs.test\n")]);
+        assert.equal(recoveredContent(copied)?.toString(), `${next}10.9.9.9\ttheirs.test\n`);
+    });
+
     it("never touches a file that holds NUL bytes but no record of ours", () => {
         assert.equal(recoveredContent(Buffer.from("10.0.0.1\ta.test\n\0\0garbage\n")), undefined);
+        assert.equal(recoveredContent(Buffer.from("10.0.0.1\ta.test\n\0\0\0")), undefined);
     });
 
     it("writes and recovers through a real descriptor", async () => {
@@ -156,8 +173,8 @@ describe("in-place writes journaled in the file", () => {
             const next = Buffer.from(lines(0, 9));
             writeFileSync(file, old);
             let fd = openSync(file, "r+");
-            writeJournaled(fd, old, next);
-            assert.equal(recoverJournaled(fd), false, "a whole write leaves nothing to recover");
+            writeJournaled(fd, old, next, file);
+            assert.equal(recoverJournaled(fd, file), false, "a whole write leaves nothing to recover");
             closeSync(fd);
             assert.ok(readFileSync(file).equals(next));
 
@@ -165,12 +182,97 @@ describe("in-place writes journaled in the file", () => {
             writeFileSync(file, replay(next, steps, 2, 7));
             assert.equal(holdsJournal(readFileSync(file)), true);
             fd = openSync(file, "r+");
-            assert.equal(recoverJournaled(fd), true);
+            assert.equal(recoverJournaled(fd, file), true);
             closeSync(fd);
             assert.ok(readFileSync(file).equals(old), "the cut write was finished");
         } finally {
             await temp.cleanup();
         }
+    });
+});
+
+describe("in-place writes beside a writer that ignores the lock", () => {
+    let temp: TempDir;
+    let file: string;
+    const old = Buffer.from(`127.0.0.1\tlocalhost\n${lines(0, 3)}`);
+    const next = Buffer.from(`127.0.0.1\tlocalhost\n${lines(0, 4)}`);
+
+    beforeEach(async () => {
+        temp = await makeTempDir();
+        file = join(temp.dir, "hosts");
+        writeFileSync(file, old);
+    });
+    afterEach(() => temp.cleanup());
+
+    /**
+     * Runs the write's steps up to `before` (its index), lets `foreign` change the file, then runs the rest:
+     * resolves with the error it ended with, if any.
+     */
+    function interleave(before: number, foreign: (fd: number) => void): unknown {
+        const steps = journaledWriteSteps(old, next);
+        const fd = openSync(file, "r+");
+        try {
+            applyJournalSteps(fd, steps.slice(0, before), old, file);
+            foreign(fd);
+            applyJournalSteps(fd, steps.slice(before), old, file);
+            return undefined;
+        } catch (error) {
+            return error;
+        } finally {
+            closeSync(fd);
+        }
+    }
+    const expectStep = journaledWriteSteps(old, next).findIndex((step) => "expect" in step);
+
+    /** The file as recovery leaves it. */
+    function recovered(): string {
+        const current = readFileSync(file);
+        return (recoveredContent(current) ?? current).toString("latin1");
+    }
+
+    it("gives the write up when they append meanwhile: recovery leaves their line and nothing of ours", () => {
+        const error = interleave(expectStep, () => appendFileSync(file, "10.9.9.9\tforeign.test\n"));
+        assert.ok(error instanceof FileChangedError, String(error));
+        assert.equal(recovered(), `${old.toString("latin1")}10.9.9.9\tforeign.test\n`);
+    });
+
+    it("gives the write up when they truncate and rewrite the file meanwhile, touching nothing of theirs", () => {
+        const error = interleave(expectStep, () => writeFileSync(file, "10.9.9.9\ttheirs.test\n"));
+        assert.ok(error instanceof FileChangedError, String(error));
+        assert.equal(readFileSync(file, "latin1"), "10.9.9.9\ttheirs.test\n");
+        assert.equal(recovered(), "10.9.9.9\ttheirs.test\n");
+    });
+
+    it("gives the write up when they write over the file in place meanwhile: recovery leaves their content", () => {
+        const theirs = Buffer.from(`${lines(50, 52)}`);
+        const error = interleave(expectStep, (fd) => writeAll(fd, theirs, 0));
+        assert.ok(error instanceof FileChangedError, String(error));
+        assert.ok(recovered().startsWith(theirs.toString("latin1")));
+        assert.equal(holdsJournal(Buffer.from(recovered(), "latin1")), false);
+    });
+
+    it("never extends the file with NUL bytes when they cut it shorter just before our cut", () => {
+        const cut = journaledWriteSteps(old, next).findIndex((step) => "truncate" in step);
+        const error = interleave(cut, () => truncateSync(file, 10));
+        assert.equal(error, undefined);
+        assert.equal(readFileSync(file, "latin1"), next.subarray(0, 10).toString("latin1"));
+    });
+
+    it("finishes the write from its record when they write back a copy taken mid-write, keeping their line", () => {
+        const steps = journaledWriteSteps(old, next);
+        const written = steps.findIndex((step) => "written" in step);
+        // Their copy, taken once the record was in: the old content, the record, and a line of theirs.
+        const copy = Buffer.concat([replay(old, steps, 2, 0), Buffer.from("10.9.9.9\ttheirs.test\n")]);
+        const error = interleave(written, () => writeFileSync(file, copy));
+        assert.equal(error, undefined);
+        assert.equal(readFileSync(file, "latin1"), `${next.toString("latin1")}10.9.9.9\ttheirs.test\n`);
+    });
+
+    it("gives the write up when they write back a copy taken before it began, so the caller redoes it", () => {
+        const written = journaledWriteSteps(old, next).findIndex((step) => "written" in step);
+        const error = interleave(written, () => writeFileSync(file, `${old}10.9.9.9\ttheirs.test\n`));
+        assert.ok(error instanceof FileChangedError, String(error));
+        assert.equal(readFileSync(file, "latin1"), `${old.toString("latin1")}10.9.9.9\ttheirs.test\n`);
     });
 });
 

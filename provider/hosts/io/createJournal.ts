@@ -20,11 +20,10 @@
 
 import { createHash } from "node:crypto";
 import { closeSync, constants, fsyncSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
-import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { codeOf } from "../../shared/files/errno";
 import { existingPrivateDirectory, privateDirectory } from "../../shared/files/privateDirectory";
-import { isProcessAlive, processStartTime } from "../../shared/files/processes";
+import { isIdentityGone, processIdentity } from "../../shared/files/processes";
 
 /** One line of the journal. */
 type Record =
@@ -52,7 +51,7 @@ export class CreateJournal {
     private readonly staged = new Map<string, Map<string, { line: string; stack: string }>>();
 
     /** @param writer this process, as `host:pid:start` */
-    constructor(private readonly writer: string = thisProcess()) {}
+    constructor(private readonly writer: string = processIdentity()) {}
 
     /** Notes that a create for `stack` writes `line` for entry `id` into `real` in the batch being computed. */
     stage(real: string, id: string, line: string, stack: string): void {
@@ -88,7 +87,7 @@ export class CreateJournal {
             this.removeIfEmpty(real);
             return undefined;
         }
-        return open.find((record) => record.id === id && record.stack === stack && isGone(record.writer))?.line;
+        return open.find((record) => record.id === id && record.stack === stack && isIdentityGone(record.writer))?.line;
     }
 
     /**
@@ -155,20 +154,6 @@ function openOf(records: readonly Record[]): Wrote[] {
     return records.filter(
         (record): record is Wrote => record.op === "wrote" && !settled.has(`${record.id}\n${record.line}`),
     );
-}
-
-/** This process, as a writer: `host:pid:start`. */
-function thisProcess(): string {
-    return `${hostname()}:${process.pid}:${processStartTime(process.pid) ?? ""}`;
-}
-
-/** Whether the process that wrote a record is gone; unknown (another host) counts as not gone. */
-function isGone(writer: string): boolean {
-    const [host, pid, start] = writer.split(":");
-    if (host !== hostname()) return false;
-    if (!isProcessAlive(Number(pid))) return true;
-    const now = processStartTime(Number(pid));
-    return start !== "" && now !== undefined && now !== start;
 }
 
 function openJournal(path: string): number {

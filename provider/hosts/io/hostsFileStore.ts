@@ -17,6 +17,7 @@ import {
 import { codeOf } from "../../shared/files/errno";
 import { acquireFileLock, type HeldLock, type LockOptions } from "../../shared/files/fileLock";
 import { holdsJournal, recoverJournaled } from "../../shared/files/inPlaceJournal";
+import { hasSidecar, recoverWithSidecar } from "../../shared/files/inPlaceSidecar";
 import { LockTimeoutError } from "../../shared/files/lockTimeoutError";
 import { readWholeSync } from "../../shared/files/readWhole";
 import { realPathSync } from "../../shared/files/realPath";
@@ -175,8 +176,7 @@ export class HostsFileStore {
         }
         // An in-place write that a crash cut short left its journal in the file: finish or undo it before
         // anything reads the file. (Under the lock, so a live writer's write is never taken for a crash.)
-        if (recoverInPlace(real)) queue.cache = undefined;
-        let loaded = await this.load(real, queue);
+        let loaded = await this.recoverAndLoad(real, queue);
         const readOutcomes = reads.map((op) => applyToDocument(op, loaded.doc));
         for (let attempt = 1; ; attempt++) {
             const revision = loaded.doc.revision;
@@ -190,7 +190,7 @@ export class HostsFileStore {
             if (failure && codeOf(failure.error) === "ECHANGED" && attempt < MAX_ATTEMPTS) {
                 // A writer that ignores our lock changed the file between our read and our rename: nothing
                 // was written; redo the edits on its version.
-                loaded = await this.load(real, queue);
+                loaded = await this.recoverAndLoad(real, queue);
                 continue;
             }
             if (failure) {
@@ -200,6 +200,21 @@ export class HostsFileStore {
                 };
             }
             return () => answerAll([...readOutcomes, ...outcomes]);
+        }
+    }
+
+    /**
+     * Finishes or undoes an in-place write a crash cut short, then reads the file; under the lock. A tool
+     * that ignores locks may copy a record back in between: then again, a few times.
+     */
+    private async recoverAndLoad(real: string, queue: FileQueue): Promise<{ doc: HostsDocument; signature: string }> {
+        for (let attempt = 1; ; attempt++) {
+            if (recoverInPlace(real)) queue.cache = undefined;
+            try {
+                return await this.load(real, queue);
+            } catch (error) {
+                if (codeOf(error) !== IN_PLACE_WRITE_UNDER_WAY || attempt >= MAX_ATTEMPTS) throw error;
+            }
         }
     }
 
@@ -266,7 +281,9 @@ function recoverInPlace(real: string): boolean {
         return false;
     }
     try {
-        return fstatSync(fd).isFile() && recoverJournaled(fd);
+        if (!fstatSync(fd).isFile()) return false;
+        const finished = recoverWithSidecar(fd, real);
+        return recoverJournaled(fd, real) || finished;
     } catch (error) {
         throw new HostsFileError(real, "write", error);
     } finally {
@@ -285,7 +302,7 @@ async function readDocument(real: string, ending: "\n" | "\r\n"): Promise<{ doc:
     } catch (error) {
         throw new HostsFileError(real, "read", error);
     }
-    if (holdsJournal(read.bytes)) {
+    if (holdsJournal(read.bytes) || hasSidecar(real)) {
         const underWay = Object.assign(new Error("an in-place write is under way"), { code: IN_PLACE_WRITE_UNDER_WAY });
         throw new HostsFileError(real, "read", underWay);
     }

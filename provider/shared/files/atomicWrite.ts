@@ -4,9 +4,9 @@
 // owner, and are renamed over it: a reader (or a crash) sees the old file or the new one, never a partial
 // one. Where that is impossible or would lose something (a bind-mounted file gives EBUSY or EXDEV, as
 // Docker's /etc/hosts does; a directory we may not write; an owner we may not give the new file; ACLs or
-// extended attributes a new file would not carry) the file is written in place instead, journaled inside
-// the file itself so that the next writer finishes or undoes a write a crash cut short
-// (inPlaceJournal.ts). A file without write permission is refused as `echo >>` would refuse it, even where
+// extended attributes a new file would not carry) the file is written in place instead, journaled so that
+// the next writer finishes or undoes a write a crash cut short: beside the file where its directory may be
+// written (inPlaceSidecar.ts), else inside it (inPlaceJournal.ts). A file without write permission is refused as `echo >>` would refuse it, even where
 // its directory would allow a rename.
 //
 // The system calls are synchronous on purpose: each takes microseconds, and a writer holding a lock must
@@ -25,17 +25,17 @@ import {
     fsyncSync,
     openSync,
     readdirSync,
-    readFileSync,
     renameSync,
     statSync,
     unlinkSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { writeAll } from "./descriptors";
+import { readAll, writeAll } from "./descriptors";
 import { codeOf } from "./errno";
 import { hasExtendedAttributes } from "./extendedAttributes";
 import { FileChangedError } from "./fileChangedError";
 import { writeJournaled } from "./inPlaceJournal";
+import { writeWithSidecar } from "./inPlaceSidecar";
 import { isProcessAlive } from "./processes";
 
 /** How a write reached the disk. */
@@ -154,12 +154,13 @@ export function sweepTemporariesSync(target: string): number {
 function writeInPlace(target: string, data: Uint8Array, guards: WriteGuards): WriteOutcome {
     const fd = openSync(target, constants.O_RDWR | (constants.O_NOFOLLOW ?? 0));
     try {
-        const previous = readFileSync(fd);
+        const previous = readAll(fd);
         if (guards.unchangedSince !== undefined && fileSignatureSync(fd) !== guards.unchangedSince) {
             throw new FileChangedError(target);
         }
         guards.beforeCommit?.();
-        writeJournaled(fd, previous, data);
+        // The journal beside the file where its directory may be written; else inside the file.
+        if (!writeWithSidecar(fd, previous, data, target)) writeJournaled(fd, previous, data, target);
         return { method: "in-place", signature: fileSignatureSync(fd) };
     } finally {
         closeSync(fd);

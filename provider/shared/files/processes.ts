@@ -1,6 +1,7 @@
 // Facts about processes on this machine, for deciding whether a lock's holder is still there.
 
 import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
 
 /**
  * Whether a process with this pid exists on this machine. EPERM means it exists but belongs to another
@@ -45,4 +46,21 @@ function statFields(pid: number): string[] | undefined {
         .slice(stat.lastIndexOf(")") + 2)
         .trim()
         .split(" ");
+}
+
+/** This process as a writer names itself in what it leaves in shared files: `host:pid:start`. */
+export function processIdentity(): string {
+    return `${hostname()}:${process.pid}:${processStartTime(process.pid) ?? ""}`;
+}
+
+/**
+ * Whether the process a `processIdentity` names is gone: on this host, its pid is dead or now runs a
+ * process that started at another time. A process of another host cannot be examined: not gone.
+ */
+export function isIdentityGone(identity: string): boolean {
+    const [host, pid, start] = identity.split(":");
+    if (host !== hostname()) return false;
+    if (!isProcessAlive(Number(pid))) return true;
+    const now = processStartTime(Number(pid));
+    return start !== "" && now !== undefined && now !== start;
 }

@@ -1,13 +1,15 @@
 // Guards the in-place write path for real (a bind-mounted hosts file, where rename fails with EBUSY as on
 // Docker's /etc/hosts) against SIGKILL at random points: 200 writer processes, each killed while it
-// writes in a loop, every other one as another user, all with a $TMPDIR of their own. After every kill,
-// the next writer, with yet another $TMPDIR, must find a whole file (every original line in order, every
-// added line whole, no line twice), finish or undo exactly the write the kill cut short (from its journal
-// in the file), and keep its own entry, which no later recovery may take away. The kill points are random
+// writes in a loop, every other one as another user (who may write the file, not its directory), all with
+// a $TMPDIR of their own. After every kill, the next writer, with yet another $TMPDIR, must find a whole
+// file (every original line in order, every added line whole, no line twice), finish or undo exactly the
+// write the kill cut short (from its journal: beside the file, or in it for the writer who may not write
+// the directory), and keep its own entry, which no later recovery may take away. The kill points are random
 // (seeded, so a failure can be replayed); the assertions hold wherever they land.
 
 import { strict as assert } from "node:assert";
 import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
 import { chmod, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -16,6 +18,7 @@ import { createEntry } from "../../../provider/hosts/logic/entries";
 import { writeFileAtomicSync } from "../../../provider/shared/files/atomicWrite";
 import { acquireFileLock } from "../../../provider/shared/files/fileLock";
 import { holdsJournal, recoveredContent } from "../../../provider/shared/files/inPlaceJournal";
+import { finishedContent, parseSidecar, sidecarPathFor } from "../../../provider/shared/files/inPlaceSidecar";
 import { seededRandom } from "../../../provider/shared/random";
 import { blocklist } from "../../support/hostsFixtures";
 import { makeTempDir, REPO_ROOT, type TempDir } from "../../support/projects";
@@ -149,9 +152,14 @@ describe("in-place writes under SIGKILL (a bind-mounted hosts file)", function (
             await exited;
 
             const left = await readFile(target);
-            if (holdsJournal(left)) cutShort++;
-            // What the write the kill cut short must become: finished (its journal is whole) or undone.
-            const expected = (recoveredContent(left) ?? left).toString("utf8");
+            // What the write the kill cut short must become: finished (its journal is whole) or undone. Its
+            // journal is beside the file for writers that may write the directory, else in the file.
+            const sidecar = existsSync(sidecarPathFor(target))
+                ? parseSidecar(readFileSync(sidecarPathFor(target)))
+                : undefined;
+            if (holdsJournal(left) || sidecar) cutShort++;
+            const finished = sidecar ? finishedContent(left, sidecar.previous, sidecar.data) : recoveredContent(left);
+            const expected = (finished ?? left).toString("utf8");
             assertWhole(expected, round);
             // The witness, with another $TMPDIR: one more entry, after recovering what the kill left.
             const store = new HostsFileStore({ lock: { timeoutMs: 5000, staleMs: 60_000 } });
