@@ -11,7 +11,12 @@
 // writes back what it read, even mid-way through someone's in-place write). Such a finding is excused, and
 // counted as excused, only when one of its logged rewrites could have caused it: its output lacks (or
 // holds) that line and its read-to-write span overlaps the operation, or its output holds the same torn or
-// repeated line. Damage to the base is never excused (see below).
+// repeated line. Two more ways belong to a tool that rewrites in place (O_TRUNC, then write), which the
+// README documents as beyond any lock: its read, taken while a lock-using writer's in-place write was half
+// done, copies that write's intermediate state, in which lines after the change are shifted or torn (so
+// its output lacks a line, whenever that line was written); and between its truncation and its write the
+// file is empty or short for everyone, a lock-using writer included, whose delete then finds nothing to
+// delete. Damage to the base is never excused (see below).
 
 import { viewOf } from "./fileView";
 import type { RewriteRecord } from "./foreignWriter";
@@ -124,8 +129,11 @@ export function checkFinalFile(
 
     // Invariant 1, per lock-using writer process.
     const begun = new Set<string>();
+    const windows = operationWindows(lockLogs);
+    const lacks = (line: string, entry: { beginAt: bigint; ackAt: bigint }) =>
+        dropped(rewrites, line, entry) || copiedMidWrite(rewrites, line, entry, windows);
     for (const log of lockLogs) {
-        for (const [n, status] of statuses(log, counts, violations, rewrites)) {
+        for (const [n, status] of statuses(log, counts, violations, rewrites, lacks)) {
             const key = entryKey(log.slot, log.gen, n);
             const line = entryLine(log.slot, log.gen, n);
             begun.add(key);
@@ -135,13 +143,14 @@ export function checkFinalFile(
                 check(
                     found === 1,
                     () => `${who}: acknowledged as created, found ${found} times in the file (expected once)`,
-                    () => (found === 0 ? dropped(rewrites, line, status) : repeated(rewrites, line)),
+                    () => (found === 0 ? lacks(line, status) : repeated(rewrites, line)),
                 );
             } else if (status.state === "deleted") {
                 check(
                     found === 0,
                     () => `${who}: acknowledged as deleted, yet found ${found} times in the file`,
-                    () => revived(rewrites, line, status),
+                    // A rewrite that wrote the line twice leaves a copy a delete of the entry's own line does not take.
+                    () => revived(rewrites, line, status) || repeated(rewrites, line),
                 );
             } else {
                 if (status.failed && found > 0) counts.failedCreatesInFile++;
@@ -200,6 +209,7 @@ function statuses(
     counts: Counts,
     violations: string[],
     rewrites: readonly Rewrite[],
+    lacks: (line: string, entry: { beginAt: bigint; ackAt: bigint }) => boolean,
 ): Map<number, Status> {
     const result = new Map<number, Status>();
     const begins = new Map<string, bigint>();
@@ -232,8 +242,10 @@ function statuses(
                 if (detail !== "1") {
                     // The line was gone before its writer deleted it: an acknowledged entry was lost meanwhile.
                     const creation = created.get(n);
+                    const deletion = { beginAt: begins.get(`-${n}`) ?? at, ackAt: at };
                     const excused =
-                        creation !== undefined && dropped(rewrites, entryLine(log.slot, log.gen, n), creation);
+                        (creation !== undefined && lacks(entryLine(log.slot, log.gen, n), creation)) ||
+                        truncatedDuring(rewrites, deletion);
                     if (excused) counts.excused++;
                     else
                         violations.push(
@@ -285,6 +297,50 @@ function repeated(rewrites: readonly Rewrite[], line: string): boolean {
 /** A rewrite that read before the entry was acknowledged wrote, after it was begun, a file without it. */
 function dropped(rewrites: readonly Rewrite[], line: string, entry: { beginAt: bigint; ackAt: bigint }): boolean {
     return rewrites.some((r) => r.readAt < entry.ackAt && r.wroteAt > entry.beginAt && !r.lines.has(line));
+}
+
+/** When each lock-using operation ran, begin to answer, over every writer: in-place writes happen inside. */
+function operationWindows(lockLogs: readonly LockWriterLog[]): { from: bigint; to: bigint }[] {
+    const windows: { from: bigint; to: bigint }[] = [];
+    for (const log of lockLogs) {
+        const begins = new Map<string, bigint>();
+        for (const text of log.lines) {
+            const [event, n, time] = text.split(" ");
+            if (!event || !n || !time || !/^\d+$/.test(time)) continue;
+            if (event === "b+" || event === "b-") begins.set(`${event[1]}${n}`, BigInt(time));
+            else if (event[0] === "a" || event[0] === "f") {
+                const from = begins.get(`${event[1]}${n}`);
+                if (from !== undefined) windows.push({ from, to: BigInt(time) });
+            }
+        }
+    }
+    return windows;
+}
+
+/**
+ * An in-place rewrite that read while a lock-using operation was under way (its write half done) wrote,
+ * after the entry was begun, a file without the entry's line.
+ */
+function copiedMidWrite(
+    rewrites: readonly Rewrite[],
+    line: string,
+    entry: { beginAt: bigint; ackAt: bigint },
+    windows: readonly { from: bigint; to: bigint }[],
+): boolean {
+    return rewrites.some(
+        (r) =>
+            r.record.method === "in-place" &&
+            r.wroteAt > entry.beginAt &&
+            !r.lines.has(line) &&
+            windows.some((w) => w.from <= r.readAt && r.readAt <= w.to),
+    );
+}
+
+/** An in-place rewrite truncated the file (just before its write) while the deletion ran. */
+function truncatedDuring(rewrites: readonly Rewrite[], deletion: { beginAt: bigint; ackAt: bigint }): boolean {
+    return rewrites.some(
+        (r) => r.record.method === "in-place" && r.readAt <= deletion.ackAt && r.wroteAt >= deletion.beginAt,
+    );
 }
 
 /** A rewrite that read before the deletion was acknowledged wrote the line back after it was begun. */
