@@ -11,6 +11,7 @@
 //   node -r ts-node/register/transpile-only test/chaos/soak.ts --seeds 1000   the soak
 
 import { strict as assert } from "node:assert";
+import { basename, relative } from "node:path";
 import { type RunCounts, type RunReport, runSeed } from "./chaosRun";
 import { FAULT_KINDS } from "./faults";
 import { loadFindings } from "./findings";
@@ -82,17 +83,29 @@ describe("chaos task API (issue 18, section 5)", function () {
 
     describe("findings, replayed (findings/)", () => {
         for (const { file, finding } of loadFindings()) {
-            it(`${finding.title} [${finding.invariant}; ${finding.found}]`, async () => {
+            it(`${basename(file, ".json")} (${finding.invariant})`, async () => {
                 const report = await runSeed({
                     seed: finding.plan.seed,
                     plan: finding.plan,
                     overflowingTimers: await probeOverflow(),
                 });
+                const replay =
+                    `${finding.title} (${finding.invariant}; found: ${finding.found}; cause: ${finding.cause}).\n` +
+                    `Replay: node -r ts-node/register/transpile-only test/chaos/soak.ts --plan ${relative(process.cwd(), file)}`;
                 const broken = report.violations.map((v) => `  ${v.invariant} (${v.where}): ${v.detail.slice(0, 400)}`);
+                assert.deepEqual(broken, [], `${broken.length} violation(s); ${replay}`);
+                // A hazard that no longer hits its request would make this pass without testing anything.
+                const planned = finding.plan.script;
+                if (!planned) return;
+                const count = (script: NonNullable<typeof planned>) => [
+                    script.faults.length,
+                    script.taskFailures.length,
+                    script.interrupts.length,
+                ];
                 assert.deepEqual(
-                    broken,
-                    [],
-                    `${broken.length} violation(s); replay: node -r ts-node/register/transpile-only test/chaos/soak.ts --plan ${file}`,
+                    count(report.script),
+                    count(planned),
+                    `the run injected [faults, task failures, interruptions] ${count(report.script)} of the script's ${count(planned)}: the requests it pins changed; shrink the finding again (${replay})`,
                 );
             });
         }
