@@ -41,10 +41,13 @@ import { isProcessAlive } from "./processes";
 /** How a write reached the disk. */
 export type WriteMethod = "rename" | "in-place";
 
+/** The signature of a write that left more than its own content (matches no file). */
+export const UNVOUCHED = "unvouched";
+
 /** What a write did, and the identity of the file it left, for change detection. */
 export interface WriteOutcome {
     readonly method: WriteMethod;
-    /** `dev:ino:size:mtime` of the written file, as `fileSignature` computes it. */
+    /** `dev:ino:size:mtime` of the written file, as `fileSignature` computes it; UNVOUCHED when it holds more than the write. */
     readonly signature: string;
 }
 
@@ -161,7 +164,9 @@ function writeInPlace(target: string, data: Uint8Array, guards: WriteGuards): Wr
         guards.beforeCommit?.();
         // The journal beside the file where its directory may be written; else inside the file.
         if (!writeWithSidecar(fd, previous, data, target)) writeJournaled(fd, previous, data, target);
-        return { method: "in-place", signature: fileSignatureSync(fd) };
+        // A writer that ignores locks may have appended meanwhile, kept after our content: then the file is
+        // not `data`, and no signature may vouch for it (the caller reads it again).
+        return { method: "in-place", signature: readAll(fd).equals(data) ? fileSignatureSync(fd) : UNVOUCHED };
     } finally {
         closeSync(fd);
     }

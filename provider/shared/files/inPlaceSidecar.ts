@@ -6,9 +6,9 @@
 // The sidecar `.<name>.pulumi-lifecycle.write` is created exclusively (never through a symlink), holds the
 // old and the new content with their digests, and is flushed (with its directory) before the file is
 // touched. Then: the file must still hold the old content (else a foreign writer changed it: the sidecar
-// goes, FileChangedError); the new content is written at 0, flushed; the file must hold it (else a
-// foreign writer wrote over it: FileChangedError, their content stays); it is cut to length, flushed; the
-// sidecar goes. A crash anywhere leaves the sidecar, and the next writer, under the lock, finishes the
+// goes, FileChangedError); the new content is written at 0, flushed; the file must hold it, and what a
+// foreign writer appended meanwhile is kept after it (a file they rewrote is theirs: FileChangedError);
+// it is cut to length, flushed; the sidecar goes. A crash anywhere leaves the sidecar, and the next writer, under the lock, finishes the
 // write when the file is in a state our write passes through (the old content, the new one, or the new
 // over the old up to some byte), keeping bytes appended after it; a file a foreign writer has changed
 // since is theirs, and only the sidecar goes.
@@ -115,9 +115,16 @@ export function writeWithSidecar(fd: number, previous: Uint8Array, data: Uint8Ar
     if (!readAll(fd).equals(previous)) return giveUp(path, target);
     writeAll(fd, data, 0);
     fsyncSync(fd);
+    const current = readAll(fd);
     const expected = Buffer.concat([data, Buffer.from(previous).subarray(data.length)]);
-    if (!readAll(fd).equals(expected)) return giveUp(path, target);
-    if (fstatSync(fd).size > data.length) ftruncateSync(fd, data.length);
+    // A writer that ignores locks wrote meanwhile (an append that landed as the content went in): finish
+    // over what it left, keeping what it appended, rather than leave our write half done.
+    const finished = current.equals(expected)
+        ? data
+        : finishedContent(current, Buffer.from(previous), Buffer.from(data));
+    if (!finished) return giveUp(path, target);
+    if (finished !== data) writeAll(fd, finished, 0);
+    if (fstatSync(fd).size > finished.length) ftruncateSync(fd, finished.length);
     fsyncSync(fd);
     removeSidecar(path);
     return true;
