@@ -7,7 +7,7 @@
 
 import { strict as assert } from "node:assert";
 import { setTimeout as delay, setImmediate as immediate } from "node:timers/promises";
-import { MAX_TIMER_MS, timerSleep, timerTimeout } from "../../../provider/shared/time";
+import { MAX_TIMER_MS, timerSleep, timerTimeout } from "../../provider/shared/time";
 
 /** Warnings of the process while `body` runs and a few turns after it. */
 async function warningsDuring(body: () => Promise<void>): Promise<string[]> {
