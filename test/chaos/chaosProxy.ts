@@ -36,6 +36,8 @@ import type { VirtualTime } from "./virtualTime";
 
 /** The header the test's fetch adds so the proxy can tell the virtual clock which request it holds. */
 export const REQUEST_ID_HEADER = "x-chaos-request";
+/** The header the test's fetch adds to say which operation sent the request. */
+export const OPERATION_HEADER = "x-chaos-operation";
 
 /** The largest answer the client reads is 8 MiB; this one is larger. */
 const OVERSIZED_BYTES = 9 * 1024 * 1024;
@@ -51,6 +53,8 @@ export interface ProxyRequest {
     readonly authorization: string | undefined;
     /** The virtual clock's id of the client request (its request timer). */
     readonly requestId: number | undefined;
+    /** The operation that sent it (the owner's id), when the client said. */
+    readonly operationId: number | undefined;
     readonly at: number;
     fault?: FaultKind;
     /** What the fault did, for the trace. */
@@ -167,6 +171,7 @@ export class ChaosProxy {
         const time = this.options.time;
         time.touch();
         const requestIdHeader = req.headers[REQUEST_ID_HEADER];
+        const operationHeader = req.headers[OPERATION_HEADER];
         const url = req.url ?? "/";
         const request: ProxyRequest = {
             seq: ++this.seq,
@@ -175,6 +180,7 @@ export class ChaosProxy {
             route: routeOf(req.method ?? "GET", url),
             authorization: req.headers.authorization,
             requestId: typeof requestIdHeader === "string" ? Number(requestIdHeader) : undefined,
+            operationId: typeof operationHeader === "string" ? Number(operationHeader) : undefined,
             at: time.now,
         };
         this.requests.push(request);

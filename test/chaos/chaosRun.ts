@@ -5,6 +5,7 @@
 // operation and command, and at the end. Everything a run does is traced, so a failing seed can be read
 // request by request.
 
+import { AsyncLocalStorage } from "node:async_hooks";
 import { parseDuration } from "../../provider/shared/duration";
 import { seededRandom } from "../../provider/shared/random";
 import { startTaskApiServer, type TaskApiServer } from "../../provider/taskApiServer/taskApiServer";
@@ -18,6 +19,7 @@ import { DATASTORES_PATH, type DatastoreRecord } from "../../provider/tasks/prot
 import {
     type ChaosProxy,
     type ForeignOrigin,
+    OPERATION_HEADER,
     type ProxyRequest,
     REQUEST_ID_HEADER,
     startChaosProxy,
@@ -59,8 +61,8 @@ const RUNAWAY_BURST = 40;
 const HEALING_UPS = 6;
 /** The step ids of healing's commands start here (a plan's steps are numbered from 1). */
 const HEALING_STEP = 1000;
-/** Real time one operation may take before it counts as running away. */
-const OPERATION_REAL_LIMIT_MS = 60_000;
+/** Real time one command may take before it counts as running away. */
+const COMMAND_REAL_LIMIT_MS = 120_000;
 
 /** How one run is made. */
 export interface RunOptions {
@@ -123,6 +125,7 @@ export async function runSeed(options: RunOptions): Promise<RunReport> {
 
 /** The operation in progress, as the proxy hooks see it. */
 interface CurrentOperation {
+    readonly id: number;
     readonly operation: Operation;
     readonly where: string;
     readonly key: string;
@@ -181,10 +184,15 @@ class ChaosRun implements OperationRunner {
     /** Foreign ids the program was told to adopt (adopt: true on their exact natural key). */
     private readonly released = new Set<string>();
     private controller = new AbortController();
-    private current: CurrentOperation | undefined;
+    /** Operations in progress (several at once when the plan runs them in parallel), by id. */
+    private readonly operations = new Map<number, CurrentOperation>();
+    /** The operation an async call belongs to, for the fetch that tags its requests. */
+    private readonly operationContext = new AsyncLocalStorage<CurrentOperation>();
+    private readonly whereOf = new WeakMap<Operation, string>();
+    private nextOperationId = 1;
+    /** Set when a command had to be given up (hung): the run stops there. */
+    private abandoned = false;
     private where = "setup";
-    /** The operation whose answer the engine records next. */
-    private lastWhere = "setup";
     private stepId = 0;
     private processes = 0;
 
@@ -213,8 +221,9 @@ class ChaosRun implements OperationRunner {
                 continue;
             }
             await this.command(step.kind, step.kind === "up" ? step.program : []);
+            if (this.abandoned) break;
         }
-        await this.heal();
+        if (!this.abandoned) await this.heal();
         this.counts.virtualMs = this.time.now - START;
         this.counts.jumps = this.time.stats.jumps;
         this.counts.requests = this.proxy?.requests.length ?? 0;
@@ -279,6 +288,7 @@ class ChaosRun implements OperationRunner {
         this.where = "healing refresh 1";
         this.stepId = HEALING_STEP;
         await this.command("refresh", []);
+        if (this.abandoned) return;
         let healed = false;
         let failures: readonly string[] = [];
         for (let attempt = 1; attempt <= HEALING_UPS && !healed; attempt++) {
@@ -286,6 +296,7 @@ class ChaosRun implements OperationRunner {
             this.stepId = HEALING_STEP + attempt;
             this.counts.healingUps++;
             const result = await this.command("up", program);
+            if (this.abandoned) return;
             healed = result.ok;
             failures = result.failures;
         }
@@ -297,6 +308,7 @@ class ChaosRun implements OperationRunner {
         this.where = "healing refresh 2";
         this.stepId = HEALING_STEP + HEALING_UPS + 1;
         const refreshed = await this.command("refresh", []);
+        if (this.abandoned) return;
         this.check("4 state", refreshed.ok, () => `the final refresh failed: ${refreshed.failures.join("; ")}`);
         this.where = "end";
         this.checkFinalState(program, healed && refreshed.ok);
@@ -343,12 +355,15 @@ class ChaosRun implements OperationRunner {
             }
         }
         const provider = this.newProcess();
-        const result =
+        const parallel = this.plan.settings.parallel === true;
+        const result = await this.drive(
             kind === "up"
-                ? await this.engine.up(program, provider, this)
+                ? this.engine.up(program, provider, this, parallel)
                 : kind === "refresh"
-                  ? await this.engine.refresh(provider, this)
-                  : await this.engine.destroy(provider, this);
+                  ? this.engine.refresh(provider, this, parallel)
+                  : this.engine.destroy(provider, this, parallel),
+        );
+        if (!result) return { ok: false, operations: 0, failures: ["abandoned: an operation hung"] };
         this.log(
             `   ${kind} ${result.ok ? "ok" : "failed"}${result.failures.length ? `: ${result.failures.join("; ")}` : ""}`,
         );
@@ -383,6 +398,7 @@ class ChaosRun implements OperationRunner {
         const taggedFetch: typeof fetch = (input, init) => {
             const headers = new Headers(init?.headers);
             headers.set(REQUEST_ID_HEADER, String(time.lastRequestId ?? 0));
+            headers.set(OPERATION_HEADER, String(this.operationContext.getStore()?.id ?? 0));
             return fetch(input, { ...init, headers });
         };
         return new DatastoreProvider(context, env, (configured) => {
@@ -423,6 +439,7 @@ class ChaosRun implements OperationRunner {
         const interrupt = chaos ? this.interruptOf(key) : undefined;
         const where = `${this.where}, ${operation.kind} ${operation.urn.split("::").at(-1)}`;
         const current: CurrentOperation = {
+            id: this.nextOperationId++,
             operation,
             where,
             key,
@@ -434,60 +451,79 @@ class ChaosRun implements OperationRunner {
             gaveUp: false,
             runaway: false,
         };
-        this.current = current;
+        this.operations.set(current.id, current);
+        this.whereOf.set(operation, where);
         this.log(
             `-- ${where}${interrupt ? ` (interrupt at ${interrupt.route} request ${interrupt.nth}, ${interrupt.when})` : ""}`,
         );
         const deadline = current.startedAt + timeoutOf(operation);
-        const driven = await this.time.drive(work(), {
-            realLimitMs: OPERATION_REAL_LIMIT_MS,
+        let outcome: OpOutcome<T>;
+        try {
+            outcome = { ok: true, value: await this.operationContext.run(current, work) };
+        } catch (error) {
+            outcome = { ok: false, error };
+        }
+        this.operations.delete(current.id);
+        const endedAt = this.time.now;
+        const over = endedAt - deadline;
+        this.check(
+            "3 deadline",
+            over <= settings.requestTimeoutMs,
+            () =>
+                `ended ${over} ms after its deadline (${timeoutOf(operation)} ms from its start; one request timeout is ${settings.requestTimeoutMs} ms)`,
+            where,
+        );
+        this.log(
+            `   ${where}: ${describeOutcome(outcome)} (${current.requests.length} requests, ${((endedAt - current.startedAt) / 1000).toFixed(1)} s)`,
+        );
+        if (!outcome.ok && "error" in outcome) this.checkError(operation, outcome.error, current, where);
+        return outcome;
+    }
+
+    recorded(operation: Operation): void {
+        this.checkState(this.whereOf.get(operation) ?? this.where);
+    }
+
+    /** Runs a command's work on virtual time; a hang gives the whole run up (after saying which operations hung). */
+    private async drive<T>(work: Promise<T>): Promise<T | undefined> {
+        const driven = await this.time.drive(work, {
+            realLimitMs: COMMAND_REAL_LIMIT_MS,
             onStuck: () => {
                 this.log("   stuck: closing every connection");
                 return (this.proxy as ChaosProxy).closeConnections() > 0;
             },
         });
-        this.current = undefined;
-        const endedAt = this.time.now;
-        let outcome: OpOutcome<T>;
-        if (!driven.settled) {
+        if (driven.settled) {
+            if (driven.ok) return driven.value;
+            throw driven.error;
+        }
+        for (const current of this.operations.values()) {
             this.violate(
                 "3 deadline",
                 `the operation never ended (${driven.reason}) after ${current.requests.length} requests`,
-                where,
-            );
-            outcome = { ok: false, abandoned: driven.reason };
-        } else {
-            outcome = driven.ok ? { ok: true, value: driven.value } : { ok: false, error: driven.error };
-            const over = endedAt - deadline;
-            this.check(
-                "3 deadline",
-                over <= settings.requestTimeoutMs,
-                () =>
-                    `ended ${over} ms after its deadline (${timeoutOf(operation)} ms from its start; one request timeout is ${settings.requestTimeoutMs} ms)`,
-                where,
+                current.where,
             );
         }
-        this.log(
-            `   ${describeOutcome(outcome)} (${current.requests.length} requests, ${((endedAt - current.startedAt) / 1000).toFixed(1)} s)`,
-        );
-        if (!outcome.ok && "error" in outcome) this.checkError(operation, outcome.error, current, where);
-        this.lastWhere = where;
-        return outcome;
-    }
-
-    recorded(): void {
-        this.checkState(this.lastWhere);
+        this.abandoned = true;
+        return undefined;
     }
 
     // ---- the proxy's hooks ----
 
+    /** The operation that sent a request (undefined for one no operation owns, e.g. a leftover). */
+    private operationOf(request: ProxyRequest): CurrentOperation | undefined {
+        return request.operationId === undefined ? undefined : this.operations.get(request.operationId);
+    }
+
     private arrived(request: ProxyRequest): void {
-        const current = this.current;
+        const current = this.operationOf(request);
         const problem = requestProblem(request.method, request.url);
+        const where = current?.where ?? this.where;
         this.check(
             "1 origin",
             problem === undefined,
             () => `${request.method} ${request.url.slice(0, 160)}: ${problem}`,
+            where,
         );
         const target = request.method === "DELETE" || request.method === "PATCH" ? targetId(request.url) : undefined;
         const foreign = target !== undefined && this.foreign.has(target) && !this.released.has(target);
@@ -495,6 +531,7 @@ class ChaosRun implements OperationRunner {
             "2 foreign",
             !foreign,
             () => `${request.method} of someone else's datastore ${target} (${this.foreign.get(target ?? "")?.name})`,
+            where,
         );
         if (!current) return;
         current.requests.push(request);
@@ -516,8 +553,9 @@ class ChaosRun implements OperationRunner {
     }
 
     private decide(request: ProxyRequest): { fault: FaultKind; random: () => number } | undefined {
-        const key = this.current?.key ?? `${this.stepId}/none`;
-        const index = this.current?.requests.length ?? request.seq;
+        const current = this.operationOf(request);
+        const key = current?.key ?? `${this.stepId}/none`;
+        const index = current?.requests.length ?? request.seq;
         const pinned: Pinned = { op: key, route: request.route, nth: request.nth ?? 0 };
         const at = (entry: Pinned) =>
             entry.op === pinned.op && entry.route === pinned.route && entry.nth === pinned.nth;
@@ -578,10 +616,11 @@ class ChaosRun implements OperationRunner {
     private answered(request: ProxyRequest): void {
         const at = ((request.at - START) / 1000).toFixed(3);
         const fault = request.fault ? ` [${request.fault}${request.detail ? `: ${request.detail}` : ""}]` : "";
+        const current = this.operationOf(request);
+        const by = current ? `${current.operation.kind} ${current.operation.urn.split("::").at(-1)} ` : "";
         this.log(
-            `   ${at}s #${request.seq} ${request.method} ${request.url.slice(0, 140)}${fault} -> ${request.outcome ?? "?"}`,
+            `   ${at}s #${request.seq} ${by}${request.method} ${request.url.slice(0, 140)}${fault} -> ${request.outcome ?? "?"}`,
         );
-        const current = this.current;
         if (current?.interrupt?.when === "answered" && current.requests.includes(request))
             this.interrupt(current, request);
     }
@@ -786,17 +825,12 @@ class ChaosRun implements OperationRunner {
         }
     }
 
-    private check(
-        invariant: InvariantName,
-        holds: boolean,
-        detail: () => string,
-        where = this.current?.where ?? this.where,
-    ): void {
+    private check(invariant: InvariantName, holds: boolean, detail: () => string, where = this.where): void {
         this.counts.invariantChecks++;
         if (!holds) this.violate(invariant, detail(), where);
     }
 
-    private violate(invariant: InvariantName, detail: string, where = this.current?.where ?? this.where): void {
+    private violate(invariant: InvariantName, detail: string, where = this.where): void {
         this.violations.push({ invariant, where, detail });
         this.log(`!! VIOLATION ${invariant} (${where}): ${detail}`);
     }

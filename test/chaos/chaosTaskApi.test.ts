@@ -18,7 +18,7 @@ import { loadFindings } from "./findings";
 import { formatCounts, probeOverflow, sumCounts, violationsByInvariant } from "./report";
 
 /** The CI budget: a minute to a minute and a half on two shared cores. */
-const DEFAULT_SEEDS = 200;
+const DEFAULT_SEEDS = 160;
 
 function numberFrom(name: string, fallback: number): number {
     const value = Number(process.env[name]);

@@ -77,64 +77,82 @@ export class Engine {
     private failures: string[] = [];
     private operations = 0;
 
-    /** `pulumi up` of `program` with `provider` (a fresh provider process). */
+    /**
+     * `pulumi up` of `program` with `provider` (a fresh provider process). In `parallel`, every resource's
+     * steps start at once and every delete after them, as the engine runs independent steps (up to 16
+     * at a time); otherwise one after another, stopping at the first failure.
+     */
     async up(
         program: readonly ResourceSpec[],
         provider: DatastoreProvider,
         runner: OperationRunner,
+        parallel = false,
     ): Promise<CommandResult> {
         this.begin(runner);
-        for (const resource of program) {
-            if (this.stopped()) break;
-            const old = this.state.get(resource.urn);
-            const raw = { ...programInputs(resource), __provider: PROVIDER_TEXT };
-            const checked = await provider.check(
-                (old?.inputs ?? {}) as unknown as DatastoreInputs,
-                raw as unknown as DatastoreInputs,
-            );
-            if (checked.failures && checked.failures.length > 0) {
-                this.failures.push(`check ${resource.key.name}: ${checked.failures.map((f) => f.reason).join("; ")}`);
-                break;
-            }
-            const news: Props = { ...(checked.inputs as unknown as Props), __provider: PROVIDER_TEXT };
-            const operation = (kind: OpKind): Operation => ({
-                kind,
-                urn: resource.urn,
-                key: resource.key,
-                timeouts: resource.timeouts,
-            });
-            if (!old) {
-                await this.create(operation("create"), news, provider);
-                continue;
-            }
-            const diff = await provider.diff(
-                old.id,
-                old.outputs as unknown as DatastoreOutputs,
-                news as unknown as DatastoreInputs,
-            );
-            if (diff.replaces && diff.replaces.length > 0) {
-                // The natural key stays, so the diff asks to delete first.
-                if (!(await this.delete(old, provider)) || this.stopped()) continue;
-                await this.create(operation("create"), news, provider);
-                continue;
-            }
-            if (diff.changes || old.initErrors.length > 0) await this.update(operation("update"), old, news, provider);
-        }
+        await this.each(program, parallel, (resource) => this.steps(resource, provider));
         if (!this.stopped()) {
             const wanted = new Set(program.map((resource) => resource.urn));
-            for (const entry of [...this.state.values()].reverse()) {
-                if (this.stopped()) break;
-                if (!wanted.has(entry.urn)) await this.delete(entry, provider);
-            }
+            const removed = [...this.state.values()].reverse().filter((entry) => !wanted.has(entry.urn));
+            await this.each(removed, parallel, async (entry) => {
+                await this.delete(entry, provider);
+            });
         }
         return this.end();
     }
 
-    /** `pulumi refresh`. */
-    async refresh(provider: DatastoreProvider, runner: OperationRunner): Promise<CommandResult> {
-        this.begin(runner);
-        for (const entry of [...this.state.values()]) {
+    /** The steps of one resource of an up: check, then create, or diff and update or replace. */
+    private async steps(resource: ResourceSpec, provider: DatastoreProvider): Promise<void> {
+        const old = this.state.get(resource.urn);
+        const raw = { ...programInputs(resource), __provider: PROVIDER_TEXT };
+        const checked = await provider.check(
+            (old?.inputs ?? {}) as unknown as DatastoreInputs,
+            raw as unknown as DatastoreInputs,
+        );
+        if (checked.failures && checked.failures.length > 0) {
+            this.failures.push(`check ${resource.key.name}: ${checked.failures.map((f) => f.reason).join("; ")}`);
+            return;
+        }
+        const news: Props = { ...(checked.inputs as unknown as Props), __provider: PROVIDER_TEXT };
+        const operation = (kind: OpKind): Operation => ({
+            kind,
+            urn: resource.urn,
+            key: resource.key,
+            timeouts: resource.timeouts,
+        });
+        if (!old) {
+            await this.create(operation("create"), news, provider);
+            return;
+        }
+        const diff = await provider.diff(
+            old.id,
+            old.outputs as unknown as DatastoreOutputs,
+            news as unknown as DatastoreInputs,
+        );
+        if (diff.replaces && diff.replaces.length > 0) {
+            // The natural key stays, so the diff asks to delete first.
+            if (!(await this.delete(old, provider)) || this.stopped()) return;
+            await this.create(operation("create"), news, provider);
+            return;
+        }
+        if (diff.changes || old.initErrors.length > 0) await this.update(operation("update"), old, news, provider);
+    }
+
+    /** Runs `step` for each item: all at once, or one after another until the command stops. */
+    private async each<T>(items: readonly T[], parallel: boolean, step: (item: T) => Promise<void>): Promise<void> {
+        if (parallel) {
+            await Promise.all(items.map(step));
+            return;
+        }
+        for (const item of items) {
             if (this.stopped()) break;
+            await step(item);
+        }
+    }
+
+    /** `pulumi refresh`. */
+    async refresh(provider: DatastoreProvider, runner: OperationRunner, parallel = false): Promise<CommandResult> {
+        this.begin(runner);
+        await this.each([...this.state.values()], parallel, async (entry) => {
             const read: Operation = { kind: "read", urn: entry.urn, key: entry.key, timeouts: timeoutsOf(entry) };
             const outcome = await this.run(read, () =>
                 provider.read(entry.id, entry.outputs as unknown as DatastoreOutputs),
@@ -149,17 +167,16 @@ export class Engine {
                 if (outputs) this.state.set(entry.urn, { ...entry, id, outputs, initErrors: [] });
             }
             this.runner?.recorded(read);
-        }
+        });
         return this.end();
     }
 
     /** `pulumi destroy`. */
-    async destroy(provider: DatastoreProvider, runner: OperationRunner): Promise<CommandResult> {
+    async destroy(provider: DatastoreProvider, runner: OperationRunner, parallel = false): Promise<CommandResult> {
         this.begin(runner);
-        for (const entry of [...this.state.values()].reverse()) {
-            if (this.stopped()) break;
+        await this.each([...this.state.values()].reverse(), parallel, async (entry) => {
             await this.delete(entry, provider);
-        }
+        });
         return this.end();
     }
 

@@ -53,6 +53,12 @@ export interface RunSettings {
     readonly pollInitialMs: number;
     readonly pollMaxMs: number;
     readonly taskDurationMs: number;
+    /**
+     * Whether each command runs its operations at once, as the engine does (up to 16 in one provider
+     * process), rather than one after another. Requests of concurrent operations reach the server in an
+     * order real time decides, so such a seed replays its faults exactly but not always its interleaving.
+     */
+    readonly parallel?: boolean;
 }
 
 /** Everything a run does, from its seed. */
@@ -125,6 +131,7 @@ export function generatePlan(seed: number): Plan {
         pollInitialMs: pick([100, 100, 1000], random),
         pollMaxMs: pick([2_000, 10_000, 10_000], random),
         taskDurationMs: pick([0, 1_000, 2_000, 30_000, 120_000], random),
+        parallel: random() < 0.35,
     };
 
     // Someone else's datastores: some on keys the program will use, some beside them.
