@@ -7,18 +7,22 @@
 
 import { strict as assert } from "node:assert";
 import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { HostsFileStore } from "../../provider/hosts/io/hostsFileStore";
 import { createEntry } from "../../provider/hosts/logic/entries";
 import {
     finishedContent,
     parseSidecar,
+    privateSidecarPathFor,
     recoverWithSidecar,
     sidecarPathFor,
     sidecarRecord,
     writeWithSidecar,
 } from "../../provider/shared/files/inPlaceSidecar";
+import { privateDirectory } from "../../provider/shared/files/privateDirectory";
 import { makeTempDir, type TempDir } from "../support/projects";
+import { useTmpdir } from "../support/system";
 
 const line = (n: number) => `10.0.${n >> 8}.${n & 255}\thost-${n}.test # entry ${n}\n`;
 const lines = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => line(from + i)).join("");
@@ -116,7 +120,7 @@ describe("in-place writes journaled in a sidecar", () => {
             writeFileSync(file, previous);
             const fd = openSync(file, "r+");
             try {
-                assert.equal(writeWithSidecar(fd, previous, data, file), true);
+                writeWithSidecar(fd, previous, data, file);
             } finally {
                 closeSync(fd);
             }
@@ -136,6 +140,44 @@ describe("in-place writes journaled in a sidecar", () => {
             assert.equal(recover(), true);
             assert.ok(readFileSync(file).equals(previous));
             assert.equal(existsSync(sidecarPathFor(file)), false);
+        });
+
+        it("never applies a sidecar of another $TMPDIR's writer over a later write (a stale backup)", async () => {
+            // A writer with $TMPDIR a (whose directory it may not write) crashed mid-write: its sidecar is
+            // in its private directory, where a writer with $TMPDIR b does not look.
+            const restore = useTmpdir(join(temp.dir, "tmp-a"));
+            try {
+                await mkdir(join(temp.dir, "tmp-a"));
+                writeFileSync(privateSidecarPathFor(file, privateDirectory()), sidecarRecord(previous, data));
+            } finally {
+                restore();
+            }
+            writeFileSync(file, Buffer.concat([data.subarray(0, 40), previous.subarray(40)]));
+            // The writer with $TMPDIR b writes its entry over what it found (the file moves on).
+            const restoreB = useTmpdir(join(temp.dir, "tmp-b"));
+            try {
+                await new HostsFileStore({ lock: { timeoutMs: 5000, staleMs: 60_000 } }).edit(file, (doc) => {
+                    createEntry(doc, { address: "10.0.0.77", names: ["later.test"] }, { adopt: false, file });
+                    return () => undefined;
+                });
+            } finally {
+                restoreB();
+            }
+            const later = readFileSync(file, "latin1");
+            assert.match(later, /10\.0\.0\.77\tlater\.test\n$/);
+            // The first writer's next run finds its sidecar and must not put its old write back over the entry.
+            const restoreA = useTmpdir(join(temp.dir, "tmp-a"));
+            try {
+                await new HostsFileStore({ lock: { timeoutMs: 5000, staleMs: 60_000 } }).read(file, () => undefined);
+                assert.equal(
+                    existsSync(privateSidecarPathFor(file, privateDirectory())),
+                    false,
+                    "the stale sidecar went",
+                );
+            } finally {
+                restoreA();
+            }
+            assert.equal(readFileSync(file, "latin1"), later, "the later write stands");
         });
 
         it("finishes it before the store reads or edits the file", async () => {

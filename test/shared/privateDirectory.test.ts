@@ -1,9 +1,10 @@
 // Guards what the package keeps under $TMPDIR (shared with every user, so a place for planted symlinks).
-// Hosts-file writes keep nothing there at all: the lock every writer meets is the kernel's, and an
-// in-place write's journal is in the file itself, so neither depends on a writer's $TMPDIR (two writers
-// with different $TMPDIRs used to lock and back up in different places, and lost entries). Symlinks
-// planted at every name the package ever wrote there are never followed. The one directory the package
-// may create there, $TMPDIR/pulumi-lifecycle-<uid>, is private and checked on every use.
+// Hosts-file writes leave nothing there: the lock every writer meets is the kernel's, not a file there
+// (two writers with different $TMPDIRs used to lock in different places, and lost entries), and an
+// in-place write's sidecar lives beside the file, or, for a writer who may not write its directory, in
+// the private directory only while the write runs. Symlinks planted at every name the package ever wrote
+// there are never followed. The one directory the package may create there, $TMPDIR/pulumi-lifecycle-<uid>,
+// is private and checked on every use.
 
 import { strict as assert } from "node:assert";
 import { createHash } from "node:crypto";

@@ -5,8 +5,7 @@
 // one. Where that is impossible or would lose something (a bind-mounted file gives EBUSY or EXDEV, as
 // Docker's /etc/hosts does; a directory we may not write; an owner we may not give the new file; ACLs or
 // extended attributes a new file would not carry) the file is written in place instead, journaled so that
-// the next writer finishes or undoes a write a crash cut short: beside the file where its directory may be
-// written (inPlaceSidecar.ts), else inside it (inPlaceJournal.ts). A file without write permission is refused as `echo >>` would refuse it, even where
+// the next writer finishes a write a crash cut short (inPlaceSidecar.ts). A file without write permission is refused as `echo >>` would refuse it, even where
 // its directory would allow a rename.
 //
 // The system calls are synchronous on purpose: each takes microseconds, and a writer holding a lock must
@@ -34,7 +33,6 @@ import { readAll, writeAll } from "./descriptors";
 import { codeOf } from "./errno";
 import { hasExtendedAttributes } from "./extendedAttributes";
 import { FileChangedError } from "./fileChangedError";
-import { writeJournaled } from "./inPlaceJournal";
 import { writeWithSidecar } from "./inPlaceSidecar";
 import { isProcessAlive } from "./processes";
 
@@ -162,8 +160,7 @@ function writeInPlace(target: string, data: Uint8Array, guards: WriteGuards): Wr
             throw new FileChangedError(target);
         }
         guards.beforeCommit?.();
-        // The journal beside the file where its directory may be written; else inside the file.
-        if (!writeWithSidecar(fd, previous, data, target)) writeJournaled(fd, previous, data, target);
+        writeWithSidecar(fd, previous, data, target);
         // A writer that ignores locks may have appended meanwhile, kept after our content: then the file is
         // not `data`, and no signature may vouch for it (the caller reads it again).
         return { method: "in-place", signature: readAll(fd).equals(data) ? fileSignatureSync(fd) : UNVOUCHED };

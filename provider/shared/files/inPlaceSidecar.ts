@@ -1,17 +1,19 @@
-// In-place writes journaled in a file beside the target, where its directory may be written (a bind-mounted
-// /etc/hosts in a container, a file with ACLs or attributes): the hosts file itself then only ever holds
-// whole contents, ours or another tool's, and nothing of the journal a tool that ignores locks could copy
-// (inPlaceJournal.ts keeps the record inside the file for directories we may not write).
+// In-place writes journaled in a sidecar file: beside the target where its directory may be written (a
+// bind-mounted /etc/hosts in a container, a file with ACLs or attributes), so that every writer of the file
+// finds it; else in this user's private directory (privateDirectory.ts), where only writers of this user
+// and $TMPDIR find it. The hosts file itself only ever holds whole contents, ours or another tool's, and
+// nothing of the journal a tool that ignores locks could copy.
 //
-// The sidecar `.<name>.pulumi-lifecycle.write` is created exclusively (never through a symlink), holds the
-// old and the new content with their digests, and is flushed (with its directory) before the file is
-// touched. Then: the file must still hold the old content (else a foreign writer changed it: the sidecar
-// goes, FileChangedError); the new content is written at 0, flushed; the file must hold it, and what a
-// foreign writer appended meanwhile is kept after it (a file they rewrote is theirs: FileChangedError);
-// it is cut to length, flushed; the sidecar goes. A crash anywhere leaves the sidecar, and the next writer, under the lock, finishes the
-// write when the file is in a state our write passes through (the old content, the new one, or the new
-// over the old up to some byte), keeping bytes appended after it; a file a foreign writer has changed
-// since is theirs, and only the sidecar goes.
+// The sidecar is created exclusively (never through a symlink), holds the old and the new content with
+// their digests, and is flushed (with its directory) before the file is touched. Then: the file must
+// still hold the old content (else a foreign writer changed it: the sidecar goes, FileChangedError); the
+// new content is written at 0, flushed; the file must hold it, and what a foreign writer appended
+// meanwhile is kept after it (a file they rewrote is theirs: FileChangedError); it is cut to length,
+// flushed; the sidecar goes. A crash anywhere leaves the sidecar, and the next writer that sees it, under
+// the lock, finishes the write when the file is in a state the write passes through (the old content,
+// the new one, or the new over the old up to some byte), keeping bytes appended after it when the
+// sidecar is beside the file; a file that has moved on since is left as it is, and only the sidecar goes,
+// so no stale copy is ever applied over a later write.
 
 import { createHash } from "node:crypto";
 import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, openSync, unlinkSync } from "node:fs";
@@ -19,14 +21,33 @@ import { basename, dirname, join } from "node:path";
 import { readAll, writeAll } from "./descriptors";
 import { codeOf } from "./errno";
 import { FileChangedError } from "./fileChangedError";
+import { existingPrivateDirectory, privateDirectory } from "./privateDirectory";
 
 const MAGIC = Buffer.from("pulumi-lifecycle in-place write v1\n", "latin1");
 const END = Buffer.from("\npulumi-lifecycle in-place write end\n", "latin1");
 const PERMISSION_CODES = new Set(["EACCES", "EPERM", "EROFS"]);
 
-/** Where the sidecar of an in-place write of `target` lives. */
+/** Where the sidecar of an in-place write of `target` lives when the target's directory may be written. */
 export function sidecarPathFor(target: string): string {
     return join(dirname(target), `.${basename(target)}.pulumi-lifecycle.write`);
+}
+
+/** Where it lives otherwise: in `directory`, this user's private directory. */
+export function privateSidecarPathFor(target: string, directory: string): string {
+    const digest = createHash("sha256").update(target).digest("hex").slice(0, 16);
+    return join(directory, `write-${digest}-${basename(target)}`);
+}
+
+/** Every place a sidecar of `target` may be: beside it, and this user's private directory if it exists. */
+function sidecarPaths(target: string): string[] {
+    const paths = [sidecarPathFor(target)];
+    try {
+        const directory = existingPrivateDirectory();
+        if (directory) paths.push(privateSidecarPathFor(target, directory));
+    } catch {
+        // Not private (refused): nothing of ours can be there.
+    }
+    return paths;
 }
 
 /** The sidecar's bytes: MAGIC, both lengths, both digests, the old content, the new one, END. */
@@ -64,13 +85,19 @@ const PAGE = 4096;
  * the new one written over it up to some byte, the new one before or after its cut); undefined when a
  * foreign writer has changed it since.
  */
-export function finishedContent(current: Buffer, previous: Buffer, data: Buffer): Buffer | undefined {
+export function finishedContent(
+    current: Buffer,
+    previous: Buffer,
+    data: Buffer,
+    appendsAllowed = true,
+): Buffer | undefined {
     /** The file when the new content has been written over the old up to byte `cut`. */
     const passing = (cut: number) =>
         Buffer.concat([data.subarray(0, cut), cut < previous.length ? previous.subarray(cut) : Buffer.alloc(0)]);
     let k = 0;
     while (k < current.length && k < data.length && current[k] === data[k]) k++;
     if (current.equals(passing(k)) || current.equals(data)) return data;
+    if (!appendsAllowed) return undefined;
     // Longer than any such state: a writer that ignores locks appended after the crash. Where the write
     // stopped is then told by where a write can stop: whole (before its cut, or after), or between pages
     // (the appended bytes may begin as ours did).
@@ -85,22 +112,18 @@ export function finishedContent(current: Buffer, previous: Buffer, data: Buffer)
 }
 
 /**
- * Writes `data` over the open file `target` (`fd`), whose content is `previous`, journaled in the sidecar.
- * Answers false, having touched nothing, when the sidecar cannot be created (the directory may not be
- * written). Throws FileChangedError when a foreign writer changed the file meanwhile.
+ * Writes `data` over the open file `target` (`fd`), whose content is `previous`, journaled in a sidecar.
+ * Throws FileChangedError when a foreign writer changed the file meanwhile (nothing of ours is left).
  */
-export function writeWithSidecar(fd: number, previous: Uint8Array, data: Uint8Array, target: string): boolean {
-    const path = sidecarPathFor(target);
+export function writeWithSidecar(fd: number, previous: Uint8Array, data: Uint8Array, target: string): void {
+    let path = sidecarPathFor(target);
     let sidecar: number;
     try {
-        sidecar = openSync(
-            path,
-            constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0),
-            0o600,
-        );
+        sidecar = createSidecar(path);
     } catch (error) {
-        if (PERMISSION_CODES.has(codeOf(error))) return false;
-        throw error;
+        if (!PERMISSION_CODES.has(codeOf(error))) throw error;
+        path = privateSidecarPathFor(target, privateDirectory());
+        sidecar = createSidecar(path);
     }
     try {
         writeAll(sidecar, sidecarRecord(previous, data), 0);
@@ -112,7 +135,7 @@ export function writeWithSidecar(fd: number, previous: Uint8Array, data: Uint8Ar
     }
     closeSync(sidecar);
     syncDirectory(dirname(path));
-    if (!readAll(fd).equals(previous)) return giveUp(path, target);
+    if (!readAll(fd).equals(previous)) giveUp(path, target);
     writeAll(fd, data, 0);
     fsyncSync(fd);
     const current = readAll(fd);
@@ -127,47 +150,66 @@ export function writeWithSidecar(fd: number, previous: Uint8Array, data: Uint8Ar
     if (fstatSync(fd).size > finished.length) ftruncateSync(fd, finished.length);
     fsyncSync(fd);
     removeSidecar(path);
-    return true;
+}
+
+/** Creates a sidecar: exclusively, never through a symlink, readable by its owner only. */
+function createSidecar(path: string): number {
+    return openSync(
+        path,
+        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0),
+        0o600,
+    );
 }
 
 /**
- * Finishes the in-place write a crash cut short, if the sidecar of `target` (`fd`, read-write) says one
- * was; call it under the file's lock before reading. Answers whether there was a sidecar.
+ * Finishes the in-place write a crash cut short, if a sidecar of `target` (`fd`, read-write) that this
+ * process can see says one was; call it under the file's lock before reading. A sidecar whose write the
+ * file has moved past (a later write, or another tool's) is only removed, never applied: no stale copy
+ * ever goes over a later write. Answers whether there was a sidecar.
  */
 export function recoverWithSidecar(fd: number, target: string): boolean {
-    const path = sidecarPathFor(target);
-    let bytes: Buffer;
-    try {
-        const sidecar = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+    let found = false;
+    for (const path of sidecarPaths(target)) {
+        let bytes: Buffer;
         try {
-            bytes = readAll(sidecar);
-        } finally {
-            closeSync(sidecar);
+            const sidecar = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+            try {
+                bytes = readAll(sidecar);
+            } finally {
+                closeSync(sidecar);
+            }
+        } catch (error) {
+            if (codeOf(error) === "ENOENT") continue;
+            throw error;
         }
-    } catch (error) {
-        if (codeOf(error) === "ENOENT") return false;
-        throw error;
+        found = true;
+        const record = parseSidecar(bytes);
+        // Incomplete: the crash came before the file was touched. Complete: finish it, unless the file moved
+        // on. Beside the file, every writer of ours finished it before writing, so bytes after a state of the
+        // write can only be another tool's append; a private sidecar other writers did not see, so the file
+        // must be exactly such a state (anything more may be a later write of theirs).
+        const beside = path === sidecarPathFor(target);
+        const finished = record && finishedContent(readAll(fd), record.previous, record.data, beside);
+        if (finished) {
+            writeAll(fd, finished, 0);
+            if (fstatSync(fd).size > finished.length) ftruncateSync(fd, finished.length);
+            fsyncSync(fd);
+        }
+        removeSidecar(path);
     }
-    const record = parseSidecar(bytes);
-    // Incomplete: the crash came before the file was touched. Complete: finish it, unless the file is theirs.
-    const finished = record && finishedContent(readAll(fd), record.previous, record.data);
-    if (finished) {
-        writeAll(fd, finished, 0);
-        if (fstatSync(fd).size > finished.length) ftruncateSync(fd, finished.length);
-        fsyncSync(fd);
-    }
-    removeSidecar(path);
-    return true;
+    return found;
 }
 
-/** Whether an in-place write of `target` is under way, or was cut short: its sidecar exists. */
+/** Whether an in-place write of `target` is under way, or was cut short: a sidecar this process can see exists. */
 export function hasSidecar(target: string): boolean {
-    try {
-        closeSync(openSync(sidecarPathFor(target), constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0)));
-        return true;
-    } catch {
-        return false;
-    }
+    return sidecarPaths(target).some((path) => {
+        try {
+            closeSync(openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0)));
+            return true;
+        } catch {
+            return false;
+        }
+    });
 }
 
 function giveUp(path: string, target: string): never {
