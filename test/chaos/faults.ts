@@ -96,7 +96,7 @@ const WEIGHTS: Partial<Record<FaultKind, number>> = {
     locationForeign: 2,
     locationUserinfo: 2,
     missingLocation: 1.5,
-    fakeDelete: 2,
+    fakeDelete: 4,
 };
 
 /**
