@@ -1,13 +1,15 @@
 // One run of the chaos suite: a seed's plan (program.ts) played against the real task API server behind
 // the chaos proxy, by the Datastore provider in this process on virtual time, with the engine's
-// bookkeeping emulated (engine.ts); then a healing phase with the chaos off (the final program applied
-// until an up succeeds, then a refresh), and the invariants (invariants.ts) checked after every request,
-// operation and command, and at the end. Everything a run does is traced, so a failing seed can be read
-// request by request.
+// bookkeeping emulated (engine.ts); then a healing phase with the chaos off (a refresh, the final program
+// applied until an up succeeds, a refresh), and the invariants (invariants.ts) checked after every
+// request, operation and command, and at the end. Everything a run does is traced, so a failing seed can
+// be read request by request, and every hazard it injected is recorded as a script (see Script) that a
+// plan replays.
 
 import { AsyncLocalStorage } from "node:async_hooks";
 import { parseDuration } from "../../provider/shared/duration";
 import { seededRandom } from "../../provider/shared/random";
+import { messageOf } from "../../provider/shared/text";
 import { startTaskApiServer, type TaskApiServer } from "../../provider/taskApiServer/taskApiServer";
 import { TaskApiClient } from "../../provider/tasks/client/taskApiClient";
 import { DatastoreProvider } from "../../provider/tasks/datastoreProvider";
@@ -29,6 +31,7 @@ import { Engine, type Operation, type OperationRunner, type OpOutcome, partialOf
 import { FAULT_KINDS, type FaultKind, hashSeed, pickFault, type RouteKind } from "./faults";
 import {
     errorProblems,
+    finalStateChecks,
     hasKey,
     type InvariantName,
     requestProblem,
@@ -757,72 +760,14 @@ class ChaosRun implements OperationRunner {
 
     /** After healing: each resource is one datastore with its key and size, OK and untainted; no zombie, no duplicate. */
     private checkFinalState(program: readonly ResourceSpec[], healed: boolean): void {
-        const truth = new Map(this.truth().map((record) => [record.id, record]));
-        const wanted = new Set(program.map((resource) => resource.urn));
-        const claimed = new Map<string, string[]>();
-        for (const entry of this.engine.state.values()) {
-            // Healing that did not converge is one violation already; what it left undone is no news.
-            if (healed)
-                this.check(
-                    "4 state",
-                    wanted.has(entry.urn),
-                    () => `${entry.key.name} is in state but not in the program`,
-                );
-            const id = String(entry.outputs.datastoreId ?? "").toLowerCase();
-            if (id) claimed.set(id, [...(claimed.get(id) ?? []), entry.key.name]);
-        }
-        for (const resource of healed ? program : []) {
-            const entry = this.engine.state.get(resource.urn);
-            const name = describeResource(resource);
-            this.check("4 state", entry !== undefined, () => `${name} is not in state`);
-            if (!entry) continue;
-            const id = String(entry.outputs.datastoreId ?? "").toLowerCase();
-            const record = truth.get(id);
-            this.check(
-                "4 state",
-                entry.initErrors.length === 0,
-                () => `${name} still has init errors: ${entry.initErrors.join("; ")}`,
-            );
-            this.check(
-                "4 state",
-                entry.outputs.tainted === false,
-                () => `${name} is tainted: ${String(entry.outputs.taintReason)}`,
-            );
-            this.check(
-                "4 state",
-                record !== undefined,
-                () => `${name} records datastore ${JSON.stringify(id)}, which the API does not have`,
-            );
-            if (!record) continue;
-            this.check(
-                "4 state",
-                hasKey(record, resource.key),
-                () => `${name} records ${record.id}, which is ${record.name} in ${record.clusterInfo.id}`,
-            );
-            this.check(
-                "4 state",
-                record.sizeInBytes === resource.sizeInBytes,
-                () => `${name}: the API has ${record.sizeInBytes} bytes, the program ${resource.sizeInBytes}`,
-            );
-            this.check("4 state", record.state === "OK", () => `${name}: the datastore is ${record.state} at the API`);
-            this.check(
-                "4 state",
-                entry.outputs.sizeInBytes === record.sizeInBytes,
-                () => `${name}: state says ${String(entry.outputs.sizeInBytes)} bytes, the API ${record.sizeInBytes}`,
-            );
-        }
-        for (const [id, names] of claimed) {
-            this.check("4 state", names.length === 1, () => `datastore ${id} is recorded by ${names.join(" and ")}`);
-        }
-        for (const record of truth.values()) {
-            if (this.foreign.has(record.id)) continue;
-            this.check(
-                "4 state",
-                claimed.has(record.id),
-                () =>
-                    `zombie: ${record.name} in ${record.clusterInfo.id} (${record.id}, ${record.state}) was made by the provider and is in no state`,
-            );
-        }
+        const checks = finalStateChecks({
+            program: program.map((resource) => ({ ...resource, label: describeResource(resource) })),
+            state: [...this.engine.state.values()],
+            truth: this.truth(),
+            foreign: new Set(this.foreign.keys()),
+            healed,
+        });
+        for (const { holds, detail } of checks) this.check("4 state", holds, detail);
     }
 
     private check(invariant: InvariantName, holds: boolean, detail: () => string, where = this.where): void {
@@ -899,8 +844,4 @@ function describeOutcome(outcome: OpOutcome<unknown>): string {
     const error = outcome.error;
     const partial = partialOf(error) ? "partial state: " : "";
     return `${partial}${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`.slice(0, 400);
-}
-
-function messageOf(error: unknown): string {
-    return error instanceof Error ? error.message : String(error);
 }

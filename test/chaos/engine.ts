@@ -9,9 +9,10 @@
 //   delete ok -> removed; error -> kept.
 //   read with no id -> removed; ok -> its properties, init errors cleared; error -> kept.
 //
-// An up checks and diffs each resource of the program in order, then deletes what the program no longer
-// has; a replacement that keeps the natural key deletes first. The first failure or interruption ends
-// the command, as `pulumi up` without --continue-on-error stops starting steps.
+// An up checks and diffs each resource of the program, then deletes what the program no longer has; a
+// replacement that keeps the natural key deletes first. One after another, the first failure or
+// interruption ends the command, as `pulumi up` without --continue-on-error stops starting steps; in
+// parallel (independent resources, as the engine runs them), every step has started before any fails.
 
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 import type { DatastoreProvider } from "../../provider/tasks/datastoreProvider";

@@ -5,7 +5,8 @@ import { strict as assert } from "node:assert";
 import { CrossOriginError } from "../../provider/tasks/errors/crossOriginError";
 import { DatastoreExistsError } from "../../provider/tasks/errors/datastoreExistsError";
 import { ASYNC_OPERATIONS_PATH, DATASTORES_PATH, type DatastoreRecord } from "../../provider/tasks/protocol/wire";
-import { errorProblems, namesDatastore, requestProblem, secretsIn, targetId } from "./invariants";
+import type { StateEntry } from "./engine";
+import { errorProblems, finalStateChecks, namesDatastore, requestProblem, secretsIn, targetId } from "./invariants";
 
 const ID = "0f3c5a8e-1b2d-4c6e-8f90-a1b2c3d4e5f6";
 const KEY = {
@@ -99,5 +100,75 @@ describe("chaos suite: the invariants' own checks", () => {
             errorProblems(new DatastoreExistsError('datastore "alpha"', ours, true), KEY, secrets, [ours]),
             [],
         );
+    });
+
+    describe("the final state (invariant 4)", () => {
+        const OTHER = "0f3c5a8e-1b2d-4c6e-8f90-000000000002";
+        const resource = {
+            urn: "urn:alpha",
+            key: KEY,
+            sizeInBytes: 2 ** 30,
+            adopt: false,
+            untaint: false,
+            label: "alpha",
+        };
+        const entry = (outputs: Record<string, unknown>): StateEntry => ({
+            urn: "urn:alpha",
+            id: "natural/key/alpha",
+            key: KEY,
+            inputs: {},
+            outputs: { tainted: false, sizeInBytes: 2 ** 30, datastoreId: ID, ...outputs },
+            initErrors: [],
+        });
+        const failing = (input: Parameters<typeof finalStateChecks>[0]) =>
+            finalStateChecks(input)
+                .filter((check) => !check.holds)
+                .map((check) => check.detail());
+
+        it("holds for one resource recording its own healthy datastore", () => {
+            const truth = [record("alpha", KEY.clusterId)];
+            assert.deepEqual(
+                failing({ program: [resource], state: [entry({})], truth, foreign: new Set(), healed: true }),
+                [],
+            );
+        });
+
+        it("finds a zombie, a duplicate, a taint, a datastore in ERROR and a size that differs", () => {
+            const ours = { ...record("alpha", KEY.clusterId), state: "ERROR" as const, sizeInBytes: 2 ** 31 };
+            const zombie = record("alpha", "5eed0002-0000-4000-8000-000000000002", OTHER);
+            const twin = { ...entry({}), urn: "urn:twin", key: { ...KEY, name: "twin" } };
+            const problems = failing({
+                program: [resource],
+                state: [entry({ tainted: true, taintReason: "task failed" }), twin],
+                truth: [ours, zombie],
+                foreign: new Set(),
+                healed: true,
+            });
+            for (const expected of [
+                /twin is in state but not in the program/,
+                /is tainted: task failed/,
+                /ERROR at the API/,
+                /the API has 2147483648 bytes/,
+                /recorded by alpha and twin/,
+                /zombie: alpha in 5eed0002/,
+            ]) {
+                assert.ok(
+                    problems.some((problem) => expected.test(problem)),
+                    `${expected} in ${problems.join("\n")}`,
+                );
+            }
+        });
+
+        it("leaves someone else's datastores out of the zombie count, and judges only zombies and twins when healing failed", () => {
+            const theirs = record("zulu", KEY.clusterId, OTHER);
+            assert.deepEqual(
+                failing({ program: [resource], state: [], truth: [theirs], foreign: new Set([OTHER]), healed: false }),
+                [],
+            );
+            assert.deepEqual(
+                failing({ program: [resource], state: [], truth: [theirs], foreign: new Set(), healed: false }).length,
+                1,
+            );
+        });
     });
 });

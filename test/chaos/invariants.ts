@@ -13,6 +13,8 @@
 import { LifecycleError } from "../../provider/shared/errors/lifecycleError";
 import type { NaturalKey } from "../../provider/tasks/datastoreSchema";
 import { ASYNC_OPERATIONS_PATH, DATASTORES_PATH, type DatastoreRecord } from "../../provider/tasks/protocol/wire";
+import type { StateEntry } from "./engine";
+import type { ResourceSpec } from "./program";
 
 /** The invariants, by number and name. */
 export const INVARIANTS = ["1 origin", "2 foreign", "3 deadline", "4 state", "5 runaway", "6 errors"] as const;
@@ -136,4 +138,77 @@ function decodeSafely(segment: string): string {
     } catch {
         return segment;
     }
+}
+
+/** One check of the final state: whether it holds, and what is wrong when it does not. */
+export interface Check {
+    readonly holds: boolean;
+    readonly detail: () => string;
+}
+
+/**
+ * Invariant 4 after healing: each resource of the program is in state, untainted and without init
+ * errors, recording one datastore the API has, with its natural key and size, in state OK; nothing else
+ * is in state; no datastore is recorded twice; and every datastore the provider made (any that is not
+ * someone else's) is recorded (no zombie). When healing did not converge (`healed` false), that is the
+ * violation already, and only the duplicate and zombie checks are made.
+ */
+export function finalStateChecks(input: {
+    readonly program: readonly (ResourceSpec & { readonly label: string })[];
+    readonly state: readonly StateEntry[];
+    readonly truth: readonly DatastoreRecord[];
+    /** Someone else's datastores, by id. */
+    readonly foreign: ReadonlySet<string>;
+    readonly healed: boolean;
+}): Check[] {
+    const checks: Check[] = [];
+    const check = (holds: boolean, detail: () => string) => checks.push({ holds, detail });
+    const truth = new Map(input.truth.map((record) => [record.id, record]));
+    const wanted = new Set(input.program.map((resource) => resource.urn));
+    const claimed = new Map<string, string[]>();
+    for (const entry of input.state) {
+        if (input.healed) check(wanted.has(entry.urn), () => `${entry.key.name} is in state but not in the program`);
+        const id = String(entry.outputs.datastoreId ?? "").toLowerCase();
+        if (id) claimed.set(id, [...(claimed.get(id) ?? []), entry.key.name]);
+    }
+    for (const resource of input.healed ? input.program : []) {
+        const entry = input.state.find((candidate) => candidate.urn === resource.urn);
+        const name = resource.label;
+        check(entry !== undefined, () => `${name} is not in state`);
+        if (!entry) continue;
+        const id = String(entry.outputs.datastoreId ?? "").toLowerCase();
+        const record = truth.get(id);
+        check(entry.initErrors.length === 0, () => `${name} still has init errors: ${entry.initErrors.join("; ")}`);
+        check(entry.outputs.tainted === false, () => `${name} is tainted: ${String(entry.outputs.taintReason)}`);
+        check(
+            record !== undefined,
+            () => `${name} records datastore ${JSON.stringify(id)}, which the API does not have`,
+        );
+        if (!record) continue;
+        check(
+            hasKey(record, resource.key),
+            () => `${name} records ${record.id}, which is ${record.name} in ${record.clusterInfo.id}`,
+        );
+        check(
+            record.sizeInBytes === resource.sizeInBytes,
+            () => `${name}: the API has ${record.sizeInBytes} bytes, the program ${resource.sizeInBytes}`,
+        );
+        check(record.state === "OK", () => `${name}: the datastore is ${record.state} at the API`);
+        check(
+            entry.outputs.sizeInBytes === record.sizeInBytes,
+            () => `${name}: state says ${String(entry.outputs.sizeInBytes)} bytes, the API ${record.sizeInBytes}`,
+        );
+    }
+    for (const [id, names] of claimed) {
+        check(names.length === 1, () => `datastore ${id} is recorded by ${names.join(" and ")}`);
+    }
+    for (const record of truth.values()) {
+        if (input.foreign.has(record.id)) continue;
+        check(
+            claimed.has(record.id),
+            () =>
+                `zombie: ${record.name} in ${record.clusterInfo.id} (${record.id}, ${record.state}) was made by the provider and is in no state`,
+        );
+    }
+    return checks;
 }
