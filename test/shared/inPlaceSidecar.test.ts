@@ -1,37 +1,48 @@
-// Guards in-place writes journaled in a sidecar beside the file (the bind-mounted /etc/hosts case): a
-// crash at every point of the write leaves a file the next writer finishes, from every state the write
-// passes through (the old content, the new written over it up to any byte, the new one not yet cut),
-// keeping what a writer that ignores locks appended since; a file such a writer changed since is theirs,
-// and only the sidecar goes; an incomplete sidecar means the file was never touched. Through the store, a
-// read or an edit finishes the write first, and nothing of the journal ever enters the hosts file.
+// Guards in-place writes journaled in a sidecar: a crash at every point of the write leaves a file the next
+// writer finishes, from every state the write passes through, keeping what a writer that ignores locks
+// appended since; a file such a writer changed since is theirs; the old content counts only while the file
+// is still the very file the write read, so a leftover sidecar is never applied over a later write (a line
+// created, then deleted, is not created again); an incomplete sidecar means the file was never touched.
+// The sidecar is beside the file, or, where its directory may not be written, in the shared directory,
+// where every writer finds it and only sidecars of users who could have written the file are trusted.
+// Through the store, a read or an edit finishes the write first.
 
 import { strict as assert } from "node:assert";
-import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { chmodSync, chownSync, closeSync, existsSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { chmod } from "node:fs/promises";
 import { join } from "node:path";
 import { HostsFileStore } from "../../provider/hosts/io/hostsFileStore";
 import { createEntry } from "../../provider/hosts/logic/entries";
 import {
-    finishedContent,
-    parseSidecar,
-    privateSidecarPathFor,
     recoverWithSidecar,
+    SHARED_SIDECAR_DIRECTORY,
+    sidecarNameFor,
     sidecarPathFor,
-    sidecarRecord,
     writeWithSidecar,
 } from "../../provider/shared/files/inPlaceSidecar";
-import { privateDirectory } from "../../provider/shared/files/privateDirectory";
-import { makeTempDir, type TempDir } from "../support/projects";
-import { useTmpdir } from "../support/system";
+import {
+    finishedContent,
+    parseSidecar,
+    type SidecarRecord,
+    sidecarBytes,
+} from "../../provider/shared/files/sidecarRecord";
+import { fileSignatureSync } from "../../provider/shared/files/signature";
+import { makeTempDir, REPO_ROOT, type TempDir } from "../support/projects";
+import { isRoot, NOBODY, runUnprivileged, skipBecause } from "../support/system";
 
 const line = (n: number) => `10.0.${n >> 8}.${n & 255}\thost-${n}.test # entry ${n}\n`;
 const lines = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => line(from + i)).join("");
+const READ_SIGNATURE = "1:2:3:4";
+
+function recordOf(before: string | Buffer, after: string | Buffer): SidecarRecord {
+    return { previous: Buffer.from(before), data: Buffer.from(after), previousSignature: READ_SIGNATURE };
+}
 
 /**
  * The states the file passes through while `data` is written over `previous` at 0, then cut: at every
  * byte, or (`pages`) where a write(2) cut short by a signal stops, between pages.
  */
-function passingStates(previous: Buffer, data: Buffer, pages = false): Buffer[] {
+function passingStates({ previous, data }: SidecarRecord, pages = false): Buffer[] {
     const states: Buffer[] = [];
     for (let k = 0; k <= data.length; k += pages ? Math.min(4096, Math.max(1, data.length - k)) : 1) {
         const written = Buffer.from(previous.length > k ? previous : Buffer.alloc(k));
@@ -53,143 +64,171 @@ const CASES: Record<string, [string, string]> = {
     "a file emptied": [lines(0, 3), ""],
 };
 
-describe("in-place writes journaled in a sidecar", () => {
+describe("the journal of an in-place write", () => {
     for (const [name, [before, after]] of Object.entries(CASES)) {
-        const previous = Buffer.from(before);
-        const data = Buffer.from(after);
+        const record = recordOf(before, after);
 
         it(`finishes the write from every state it passes through (${name})`, () => {
-            for (const state of passingStates(previous, data)) {
-                assert.ok(finishedContent(state, previous, data)?.equals(data), JSON.stringify(state.toString()));
+            for (const state of passingStates(record)) {
+                const untouched = state.equals(record.previous) ? READ_SIGNATURE : "touched";
+                const finished = finishedContent(state, untouched, record);
+                assert.ok(finished?.equals(record.data), JSON.stringify(state.toString()));
             }
         });
 
         it(`keeps what a writer that ignores locks appended after the crash (${name})`, () => {
             const appended = Buffer.from("10.0.0.9\tappended.test # by another tool\n");
-            for (const state of passingStates(previous, data, true)) {
-                const finished = finishedContent(Buffer.concat([state, appended]), previous, data);
-                assert.ok(finished?.equals(Buffer.concat([data, appended])), JSON.stringify(state.toString()));
+            for (const state of passingStates(record, true)) {
+                if (state.equals(record.previous)) continue; // an append to the untouched file: see below
+                const finished = finishedContent(Buffer.concat([state, appended]), "touched", record);
+                assert.ok(finished?.equals(Buffer.concat([record.data, appended])), JSON.stringify(state.toString()));
             }
         });
     }
 
+    it("does not write the content again over a file that holds the old content by a later write", () => {
+        // A line created (this write, cut short after it completed... or not) then deleted by a later write:
+        // the file holds the old bytes again, but it is not the file the write read.
+        const record = recordOf(lines(0, 3), lines(0, 4));
+        assert.equal(finishedContent(record.previous, "later", record), undefined);
+        assert.ok(finishedContent(record.previous, READ_SIGNATURE, record)?.equals(record.data));
+    });
+
     it("leaves a file that a writer ignoring locks rewrote since the crash to that writer", () => {
-        const previous = Buffer.from(`127.0.0.1\tlocalhost\n${lines(0, 4)}`);
-        const data = Buffer.from(`127.0.0.1\tlocalhost\n${lines(0, 5)}`);
+        const record = recordOf(`127.0.0.1\tlocalhost\n${lines(0, 4)}`, `127.0.0.1\tlocalhost\n${lines(0, 5)}`);
         const theirs = Buffer.from(`127.0.0.1\tlocalhost\n${lines(0, 2)}10.9.9.9\ttheirs.test\n`);
-        assert.equal(finishedContent(theirs, previous, data), undefined);
+        assert.equal(finishedContent(theirs, "touched", record), undefined);
     });
 
     it("reads a sidecar only when it is whole: cut anywhere, it says the file was never touched", () => {
-        const record = sidecarRecord(Buffer.from(lines(0, 3)), Buffer.from(lines(0, 4)));
-        assert.ok(parseSidecar(record));
-        for (let cut = 0; cut < record.length; cut++) assert.equal(parseSidecar(record.subarray(0, cut)), undefined);
-        const flipped = Buffer.from(record);
-        flipped[120] = (flipped[120] as number) ^ 1;
+        const bytes = sidecarBytes(recordOf(lines(0, 3), lines(0, 4)));
+        assert.deepEqual(parseSidecar(bytes), recordOf(lines(0, 3), lines(0, 4)));
+        for (let cut = 0; cut < bytes.length; cut++) assert.equal(parseSidecar(bytes.subarray(0, cut)), undefined);
+        const flipped = Buffer.from(bytes);
+        flipped[150] = (flipped[150] as number) ^ 1;
         assert.equal(parseSidecar(flipped), undefined, "a damaged sidecar is not trusted");
     });
+});
 
-    describe("on real files", () => {
-        let temp: TempDir;
-        let file: string;
-        const previous = Buffer.from(`127.0.0.1\tlocalhost\n# mine\n${lines(0, 3)}`);
-        const data = Buffer.from(`127.0.0.1\tlocalhost\n# mine\n${lines(0, 4)}`);
+describe("in-place writes with a sidecar, on real files", () => {
+    let temp: TempDir;
+    let file: string;
+    const previous = Buffer.from(`127.0.0.1\tlocalhost\n# mine\n${lines(0, 3)}`);
+    const data = Buffer.from(`127.0.0.1\tlocalhost\n# mine\n${lines(0, 4)}`);
+    // Cut part way through the new line: a state only this write passes through.
+    const torn = data.subarray(0, previous.length + 10);
 
-        beforeEach(async () => {
-            temp = await makeTempDir();
-            file = join(temp.dir, "hosts");
+    beforeEach(async () => {
+        temp = await makeTempDir();
+        file = join(temp.dir, "hosts");
+    });
+    afterEach(() => temp.cleanup());
+
+    /** What a crash left: `state` in the file, and the sidecar at `path` (beside the file by default). */
+    function crashed(state: Buffer, path = sidecarPathFor(file), bytes?: Buffer): void {
+        writeFileSync(file, state);
+        writeFileSync(path, bytes ?? sidecarBytes({ previous, data, previousSignature: "read" }));
+    }
+
+    function recover(): boolean {
+        const fd = openSync(file, "r+");
+        try {
+            return recoverWithSidecar(fd, file);
+        } finally {
+            closeSync(fd);
+        }
+    }
+
+    it("writes the new content and leaves no sidecar", () => {
+        writeFileSync(file, previous);
+        const fd = openSync(file, "r+");
+        try {
+            writeWithSidecar(fd, previous, data, file);
+        } finally {
+            closeSync(fd);
+        }
+        assert.ok(readFileSync(file).equals(data));
+        assert.equal(existsSync(sidecarPathFor(file)), false);
+    });
+
+    it("finishes a write a crash cut short, then removes the sidecar", () => {
+        crashed(torn);
+        assert.equal(recover(), true);
+        assert.ok(readFileSync(file).equals(data));
+        assert.equal(existsSync(sidecarPathFor(file)), false);
+    });
+
+    it("touches nothing when the sidecar is incomplete (the crash came before the file was touched)", () => {
+        crashed(
+            previous,
+            sidecarPathFor(file),
+            sidecarBytes({ previous, data, previousSignature: "x" }).subarray(0, 100),
+        );
+        assert.equal(recover(), true);
+        assert.ok(readFileSync(file).equals(previous));
+        assert.equal(existsSync(sidecarPathFor(file)), false);
+    });
+
+    it("finishes a write cut short before it touched the file, while the file is still the one it read", () => {
+        writeFileSync(file, previous);
+        const fd = openSync(file, "r");
+        const read = fileSignatureSync(fd);
+        closeSync(fd);
+        writeFileSync(sidecarPathFor(file), sidecarBytes({ previous, data, previousSignature: read }));
+        recover();
+        assert.ok(readFileSync(file).equals(data));
+    });
+
+    it("finishes it before the store reads or edits the file", async () => {
+        crashed(torn);
+        const store = new HostsFileStore({ lock: { timeoutMs: 5000, staleMs: 60_000 } });
+        assert.equal(await store.read(file, (doc) => doc.lineCount), 6, "a read finished the write first");
+        await store.edit(file, (doc) => {
+            createEntry(doc, { address: "10.0.0.99", names: ["after.test"] }, { adopt: false, file });
+            return () => undefined;
         });
-        afterEach(() => temp.cleanup());
+        assert.equal(readFileSync(file, "latin1"), `${data.toString("latin1")}10.0.0.99\tafter.test\n`);
+        assert.equal(existsSync(sidecarPathFor(file)), false);
+    });
 
-        /** What a crash after the sidecar was flushed and `state` was on disk left behind. */
-        function crashed(state: Buffer, sidecar: Buffer = sidecarRecord(previous, data)): void {
-            writeFileSync(file, state);
-            writeFileSync(sidecarPathFor(file), sidecar);
-        }
+    describe("where the directory may not be written (the shared directory)", () => {
+        beforeEach(async function () {
+            if (!isRoot)
+                skipBecause(this, "needs root to run writers as users who may write the file but not its directory");
+            await chmod(temp.dir, 0o755);
+        });
 
-        function recover(): boolean {
-            const fd = openSync(file, "r+");
-            try {
-                return recoverWithSidecar(fd, file);
-            } finally {
-                closeSync(fd);
-            }
-        }
-
-        it("writes the new content and leaves no sidecar", () => {
+        it("journals in the shared directory, and leaves nothing there or beside the file", async () => {
             writeFileSync(file, previous);
-            const fd = openSync(file, "r+");
-            try {
-                writeWithSidecar(fd, previous, data, file);
-            } finally {
-                closeSync(fd);
-            }
-            assert.ok(readFileSync(file).equals(data));
-            assert.equal(existsSync(sidecarPathFor(file)), false);
-        });
-
-        it("finishes a write a crash cut short, then removes the sidecar", () => {
-            crashed(Buffer.concat([data.subarray(0, 40), previous.subarray(40)]));
-            assert.equal(recover(), true);
-            assert.ok(readFileSync(file).equals(data));
-            assert.equal(existsSync(sidecarPathFor(file)), false);
-        });
-
-        it("touches nothing when the sidecar is incomplete (the crash came before the file was touched)", () => {
-            crashed(previous, sidecarRecord(previous, data).subarray(0, 100));
-            assert.equal(recover(), true);
-            assert.ok(readFileSync(file).equals(previous));
-            assert.equal(existsSync(sidecarPathFor(file)), false);
-        });
-
-        it("never applies a sidecar of another $TMPDIR's writer over a later write (a stale backup)", async () => {
-            // A writer with $TMPDIR a (whose directory it may not write) crashed mid-write: its sidecar is
-            // in its private directory, where a writer with $TMPDIR b does not look.
-            const restore = useTmpdir(join(temp.dir, "tmp-a"));
-            try {
-                await mkdir(join(temp.dir, "tmp-a"));
-                writeFileSync(privateSidecarPathFor(file, privateDirectory()), sidecarRecord(previous, data));
-            } finally {
-                restore();
-            }
-            writeFileSync(file, Buffer.concat([data.subarray(0, 40), previous.subarray(40)]));
-            // The writer with $TMPDIR b writes its entry over what it found (the file moves on).
-            const restoreB = useTmpdir(join(temp.dir, "tmp-b"));
-            try {
-                await new HostsFileStore({ lock: { timeoutMs: 5000, staleMs: 60_000 } }).edit(file, (doc) => {
-                    createEntry(doc, { address: "10.0.0.77", names: ["later.test"] }, { adopt: false, file });
+            await chmod(file, 0o666);
+            const dist = (path: string) => JSON.stringify(join(REPO_ROOT, "dist", path));
+            await runUnprivileged(
+                `const { HostsFileStore } = require(${dist("hosts/io/hostsFileStore.js")});
+                const { createEntry } = require(${dist("hosts/logic/entries.js")});
+                const file = ${JSON.stringify(file)};
+                new HostsFileStore({ lock: { timeoutMs: 5000, staleMs: 60000 } }).edit(file, (doc) => {
+                    createEntry(doc, { address: "10.0.0.99", names: ["nobody.test"] }, { adopt: false, file });
                     return () => undefined;
-                });
-            } finally {
-                restoreB();
-            }
-            const later = readFileSync(file, "latin1");
-            assert.match(later, /10\.0\.0\.77\tlater\.test\n$/);
-            // The first writer's next run finds its sidecar and must not put its old write back over the entry.
-            const restoreA = useTmpdir(join(temp.dir, "tmp-a"));
-            try {
-                await new HostsFileStore({ lock: { timeoutMs: 5000, staleMs: 60_000 } }).read(file, () => undefined);
-                assert.equal(
-                    existsSync(privateSidecarPathFor(file, privateDirectory())),
-                    false,
-                    "the stale sidecar went",
-                );
-            } finally {
-                restoreA();
-            }
-            assert.equal(readFileSync(file, "latin1"), later, "the later write stands");
+                });`,
+                temp.dir,
+            );
+            assert.equal(readFileSync(file, "latin1"), `${previous.toString("latin1")}10.0.0.99\tnobody.test\n`);
+            assert.equal(existsSync(join(SHARED_SIDECAR_DIRECTORY, sidecarNameFor(file, NOBODY.uid))), false);
+            assert.equal(existsSync(sidecarPathFor(file)), false);
         });
 
-        it("finishes it before the store reads or edits the file", async () => {
-            crashed(Buffer.concat([data.subarray(0, 40), previous.subarray(40)]));
-            const store = new HostsFileStore({ lock: { timeoutMs: 5000, staleMs: 60_000 } });
-            assert.equal(await store.read(file, (doc) => doc.lineCount), 6, "a read finished the write first");
-            await store.edit(file, (doc) => {
-                createEntry(doc, { address: "10.0.0.99", names: ["after.test"] }, { adopt: false, file });
-                return () => undefined;
-            });
-            assert.equal(readFileSync(file, "latin1"), `${data.toString("latin1")}10.0.0.99\tafter.test\n`);
-            assert.equal(existsSync(sidecarPathFor(file)), false);
+        it("lets a writer of another user finish a write a crash cut short there", () => {
+            const sidecar = join(SHARED_SIDECAR_DIRECTORY, sidecarNameFor(file, NOBODY.uid));
+            crashed(torn, sidecar);
+            chownSync(sidecar, NOBODY.uid, NOBODY.gid);
+            chmodSync(file, 0o644);
+            // The file's owner is root and only root may write it: nobody's sidecar is not to be trusted.
+            assert.equal(recover(), false, "an untrusted sidecar is not acted on");
+            assert.ok(readFileSync(file).equals(torn));
+            // Writable by all, nobody could have written the file anyway: trusted, and finished.
+            chmodSync(file, 0o666);
+            assert.equal(recover(), true);
+            assert.ok(readFileSync(file).equals(data));
         });
     });
 });

@@ -31,9 +31,6 @@ const ADVICE: Record<HostsFileOperation, Record<string, string>> = {
         EISDIR: `it is a directory. ${SET_FILE} to the path of a hosts file`,
         ENOTDIR: "a part of the path is not a directory. Check `file`",
         ENOTREG: `it is not a regular file (a FIFO, device or socket); hosts entries live in a regular file. ${SET_FILE} to one`,
-        EJOURNAL:
-            "another pulumi-lifecycle process is writing it in place, or was cut short doing so, and only a process that " +
-            "may write the file can finish that write. Retry; if this persists, run Pulumi as a user who may write it",
     },
     lock: {},
 };

@@ -16,7 +16,6 @@ import {
 } from "../../shared/files/atomicWrite";
 import { codeOf } from "../../shared/files/errno";
 import { acquireFileLock, type HeldLock, type LockOptions } from "../../shared/files/fileLock";
-import { holdsJournal, recoverJournaled } from "../../shared/files/inPlaceJournal";
 import { hasSidecar, recoverWithSidecar } from "../../shared/files/inPlaceSidecar";
 import { LockTimeoutError } from "../../shared/files/lockTimeoutError";
 import { readWholeSync } from "../../shared/files/readWhole";
@@ -139,17 +138,12 @@ export class HostsFileStore {
         const real = this.realPath(file);
         const reads = batch.filter((op) => op.kind === "read");
         const edits = batch.filter((op) => op.kind === "edit");
-        if (edits.length === 0) {
-            const loaded = await this.load(real, queue).catch((error: unknown) => {
-                if (codeOf(error) === IN_PLACE_WRITE_UNDER_WAY) return undefined;
-                throw error;
-            });
-            if (loaded) {
-                for (const op of reads) settle(op, () => op.run(loaded.doc)());
-                return;
-            }
-            // An in-place write is under way or was cut short: read once it is finished or undone, under
-            // the lock, like a batch of edits.
+        // An in-place write under way, or one a crash cut short, leaves a sidecar: then reads wait for the
+        // lock and the recovery under it, like a batch of edits.
+        if (edits.length === 0 && !hasSidecar(real)) {
+            const { doc } = await this.load(real, queue);
+            for (const op of reads) settle(op, () => op.run(doc)());
+            return;
         }
         const lock = await this.lock(real);
         let answer: () => void;
@@ -203,19 +197,10 @@ export class HostsFileStore {
         }
     }
 
-    /**
-     * Finishes or undoes an in-place write a crash cut short, then reads the file; under the lock. A tool
-     * that ignores locks may copy a record back in between: then again, a few times.
-     */
+    /** Finishes an in-place write a crash cut short, then reads the file; under the lock. */
     private async recoverAndLoad(real: string, queue: FileQueue): Promise<{ doc: HostsDocument; signature: string }> {
-        for (let attempt = 1; ; attempt++) {
-            if (recoverInPlace(real)) queue.cache = undefined;
-            try {
-                return await this.load(real, queue);
-            } catch (error) {
-                if (codeOf(error) !== IN_PLACE_WRITE_UNDER_WAY || attempt >= MAX_ATTEMPTS) throw error;
-            }
-        }
+        if (recoverInPlace(real)) queue.cache = undefined;
+        return await this.load(real, queue);
     }
 
     private get newFileEnding(): "\n" | "\r\n" {
@@ -281,9 +266,7 @@ function recoverInPlace(real: string): boolean {
         return false;
     }
     try {
-        if (!fstatSync(fd).isFile()) return false;
-        const finished = recoverWithSidecar(fd, real);
-        return recoverJournaled(fd, real) || finished;
+        return fstatSync(fd).isFile() && recoverWithSidecar(fd, real);
     } catch (error) {
         throw new HostsFileError(real, "write", error);
     } finally {
@@ -291,23 +274,11 @@ function recoverInPlace(real: string): boolean {
     }
 }
 
-/** The code of a read that found an in-place write's journal: it must be finished or undone (under the lock) first. */
-const IN_PLACE_WRITE_UNDER_WAY = "EJOURNAL";
-
 /** Reads and parses the file; the signature belongs to the bytes read. */
 async function readDocument(real: string, ending: "\n" | "\r\n"): Promise<{ doc: HostsDocument; signature: string }> {
-    let read: { bytes: Buffer; signature: string };
     try {
-        read = readWholeSync(real);
-    } catch (error) {
-        throw new HostsFileError(real, "read", error);
-    }
-    if (holdsJournal(read.bytes) || hasSidecar(real)) {
-        const underWay = Object.assign(new Error("an in-place write is under way"), { code: IN_PLACE_WRITE_UNDER_WAY });
-        throw new HostsFileError(real, "read", underWay);
-    }
-    try {
-        return { doc: HostsDocument.parse(read.bytes, ending), signature: read.signature };
+        const { bytes, signature } = readWholeSync(real);
+        return { doc: HostsDocument.parse(bytes, ending), signature };
     } catch (error) {
         throw new HostsFileError(real, "read", error);
     }

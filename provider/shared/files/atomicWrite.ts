@@ -20,7 +20,6 @@ import {
     constants,
     fchmodSync,
     fchownSync,
-    fstatSync,
     fsyncSync,
     openSync,
     readdirSync,
@@ -35,6 +34,7 @@ import { hasExtendedAttributes } from "./extendedAttributes";
 import { FileChangedError } from "./fileChangedError";
 import { writeWithSidecar } from "./inPlaceSidecar";
 import { isProcessAlive } from "./processes";
+import { fileSignatureSync, signatureOf } from "./signature";
 
 /** How a write reached the disk. */
 export type WriteMethod = "rename" | "in-place";
@@ -65,15 +65,7 @@ const RENAME_IMPOSSIBLE = new Set(["EBUSY", "EXDEV", "EPERM", "EACCES"]);
 /** Errors creating or preparing the temporary file that an in-place write may still get around. */
 const TEMPORARY_IMPOSSIBLE = new Set(["EACCES", "EPERM", "EROFS"]);
 
-/** `dev:ino:size:mtime`: changes whenever a file's content is rewritten or it is replaced by another. */
-export function signatureOf(info: BigIntStats): string {
-    return `${info.dev}:${info.ino}:${info.size}:${info.mtimeNs}`;
-}
-
-/** The signature of an open file descriptor. */
-export function fileSignatureSync(fd: number): string {
-    return signatureOf(fstatSync(fd, { bigint: true }));
-}
+export { fileSignatureSync, signatureOf } from "./signature";
 
 /**
  * Replaces the content of `target` (a real path, symlinks already resolved) with `data`. Creates the file

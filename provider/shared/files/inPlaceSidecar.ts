@@ -1,114 +1,66 @@
-// In-place writes journaled in a sidecar file: beside the target where its directory may be written (a
-// bind-mounted /etc/hosts in a container, a file with ACLs or attributes), so that every writer of the file
-// finds it; else in this user's private directory (privateDirectory.ts), where only writers of this user
-// and $TMPDIR find it. The hosts file itself only ever holds whole contents, ours or another tool's, and
-// nothing of the journal a tool that ignores locks could copy.
+// In-place writes journaled in a sidecar file (sidecarRecord.ts), which every writer of the file finds,
+// whoever runs it and whatever its $TMPDIR:
+// - beside the target, `.<name>.pulumi-lifecycle.write`, where its directory may be written (a bind-mounted
+//   /etc/hosts in a container, a file with ACLs or attributes);
+// - else in one well-known shared directory, `/tmp/pulumi-lifecycle-shared` (mode 1777, checked on every
+//   use: a real directory, sticky), as `write-<file digest>-<uid>`;
+// - else (that directory unusable) in this user's private directory, where only writers of this user and
+//   $TMPDIR find it.
+// The hosts file itself only ever holds whole contents, ours or another tool's, and nothing of the journal
+// a tool that ignores locks could copy.
 //
-// The sidecar is created exclusively (never through a symlink), holds the old and the new content with
-// their digests, and is flushed (with its directory) before the file is touched. Then: the file must
-// still hold the old content (else a foreign writer changed it: the sidecar goes, FileChangedError); the
-// new content is written at 0, flushed; the file must hold it, and what a foreign writer appended
-// meanwhile is kept after it (a file they rewrote is theirs: FileChangedError); it is cut to length,
-// flushed; the sidecar goes. A crash anywhere leaves the sidecar, and the next writer that sees it, under
-// the lock, finishes the write when the file is in a state the write passes through (the old content,
-// the new one, or the new over the old up to some byte), keeping bytes appended after it when the
-// sidecar is beside the file; a file that has moved on since is left as it is, and only the sidecar goes,
-// so no stale copy is ever applied over a later write.
+// The sidecar is created exclusively (never through a symlink), readable by whoever may read the file,
+// and flushed (with its directory) before the file is touched. Then: the file must still hold the old
+// content (else a foreign writer changed it: the sidecar goes, FileChangedError); new lines at the end
+// only are appended (O_APPEND: what a foreign writer appends meanwhile lands before ours, both whole);
+// otherwise the new content is written at 0, flushed, what a foreign writer appended meanwhile is kept
+// after it (a file they rewrote is theirs: FileChangedError), and it is cut to length, flushed. Then the
+// sidecar goes. A crash anywhere leaves the
+// sidecar, and the next writer, under the lock, finishes the write when the file is in a state the write
+// passes through. A sidecar the file has moved past is only removed (or, another user's in the shared
+// directory, left to its owner): it is never applied over a later write. A sidecar in the shared
+// directory is trusted only from root, this user, the file's owner, or anyone when the file is writable
+// by all: from anyone else it could make this process write what they may not.
 
 import { createHash } from "node:crypto";
-import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, openSync, unlinkSync } from "node:fs";
+import {
+    type BigIntStats,
+    chmodSync,
+    closeSync,
+    constants,
+    fstatSync,
+    fsyncSync,
+    ftruncateSync,
+    lstatSync,
+    mkdirSync,
+    openSync,
+    readdirSync,
+    unlinkSync,
+    writeSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { readAll, writeAll } from "./descriptors";
 import { codeOf } from "./errno";
 import { FileChangedError } from "./fileChangedError";
 import { existingPrivateDirectory, privateDirectory } from "./privateDirectory";
+import { finishedContent, parseSidecar, type SidecarRecord, sidecarBytes } from "./sidecarRecord";
+import { signatureOf } from "./signature";
 
-const MAGIC = Buffer.from("pulumi-lifecycle in-place write v1\n", "latin1");
-const END = Buffer.from("\npulumi-lifecycle in-place write end\n", "latin1");
 const PERMISSION_CODES = new Set(["EACCES", "EPERM", "EROFS"]);
+
+/** The shared directory: the same path for every user and $TMPDIR of the machine. */
+export const SHARED_SIDECAR_DIRECTORY =
+    process.platform === "win32" ? join(tmpdir(), "pulumi-lifecycle-shared") : "/tmp/pulumi-lifecycle-shared";
 
 /** Where the sidecar of an in-place write of `target` lives when the target's directory may be written. */
 export function sidecarPathFor(target: string): string {
     return join(dirname(target), `.${basename(target)}.pulumi-lifecycle.write`);
 }
 
-/** Where it lives otherwise: in `directory`, this user's private directory. */
-export function privateSidecarPathFor(target: string, directory: string): string {
-    const digest = createHash("sha256").update(target).digest("hex").slice(0, 16);
-    return join(directory, `write-${digest}-${basename(target)}`);
-}
-
-/** Every place a sidecar of `target` may be: beside it, and this user's private directory if it exists. */
-function sidecarPaths(target: string): string[] {
-    const paths = [sidecarPathFor(target)];
-    try {
-        const directory = existingPrivateDirectory();
-        if (directory) paths.push(privateSidecarPathFor(target, directory));
-    } catch {
-        // Not private (refused): nothing of ours can be there.
-    }
-    return paths;
-}
-
-/** The sidecar's bytes: MAGIC, both lengths, both digests, the old content, the new one, END. */
-export function sidecarRecord(previous: Uint8Array, data: Uint8Array): Buffer {
-    const header = Buffer.alloc(16 + 64);
-    header.writeBigUInt64BE(BigInt(previous.length), 0);
-    header.writeBigUInt64BE(BigInt(data.length), 8);
-    createHash("sha256").update(previous).digest().copy(header, 16);
-    createHash("sha256").update(data).digest().copy(header, 48);
-    return Buffer.concat([MAGIC, header, previous, data, END]);
-}
-
-/** The old and new content a sidecar holds, or undefined when it is incomplete (a crash while writing it). */
-export function parseSidecar(bytes: Buffer): { previous: Buffer; data: Buffer } | undefined {
-    const at = MAGIC.length;
-    if (bytes.length < at + 80 || !bytes.subarray(0, at).equals(MAGIC)) return undefined;
-    const n = Number(bytes.readBigUInt64BE(at));
-    const m = Number(bytes.readBigUInt64BE(at + 8));
-    const start = at + 80;
-    if (bytes.length !== start + n + m + END.length || !bytes.subarray(start + n + m).equals(END)) return undefined;
-    const previous = bytes.subarray(start, start + n);
-    const data = bytes.subarray(start + n, start + n + m);
-    const digest = (content: Buffer) => createHash("sha256").update(content).digest();
-    if (!digest(previous).equals(bytes.subarray(at + 16, at + 48))) return undefined;
-    if (!digest(data).equals(bytes.subarray(at + 48, at + 80))) return undefined;
-    return { previous, data };
-}
-
-/** Where a write(2) that a crash cut short can have stopped: between pages, or at its end. */
-const PAGE = 4096;
-
-/**
- * What a file whose interrupted write the sidecar describes should become: the new content, plus what was
- * appended after the write's bytes, when the file is in a state the write passes through (the old content,
- * the new one written over it up to some byte, the new one before or after its cut); undefined when a
- * foreign writer has changed it since.
- */
-export function finishedContent(
-    current: Buffer,
-    previous: Buffer,
-    data: Buffer,
-    appendsAllowed = true,
-): Buffer | undefined {
-    /** The file when the new content has been written over the old up to byte `cut`. */
-    const passing = (cut: number) =>
-        Buffer.concat([data.subarray(0, cut), cut < previous.length ? previous.subarray(cut) : Buffer.alloc(0)]);
-    let k = 0;
-    while (k < current.length && k < data.length && current[k] === data[k]) k++;
-    if (current.equals(passing(k)) || current.equals(data)) return data;
-    if (!appendsAllowed) return undefined;
-    // Longer than any such state: a writer that ignores locks appended after the crash. Where the write
-    // stopped is then told by where a write can stop: whole (before its cut, or after), or between pages
-    // (the appended bytes may begin as ours did).
-    const stops = [passing(data.length), data];
-    for (let cut = Math.floor((data.length - 1) / PAGE) * PAGE; cut >= 0; cut -= PAGE) stops.push(passing(cut));
-    for (const state of stops) {
-        if (current.length > state.length && current.subarray(0, state.length).equals(state)) {
-            return Buffer.concat([data, current.subarray(state.length)]);
-        }
-    }
-    return undefined;
+/** The name of this user's sidecar of `target` in the shared or the private directory. */
+export function sidecarNameFor(target: string, uid: number = process.getuid?.() ?? 0): string {
+    return `write-${createHash("sha256").update(target).digest("hex").slice(0, 16)}-${uid}`;
 }
 
 /**
@@ -116,80 +68,49 @@ export function finishedContent(
  * Throws FileChangedError when a foreign writer changed the file meanwhile (nothing of ours is left).
  */
 export function writeWithSidecar(fd: number, previous: Uint8Array, data: Uint8Array, target: string): void {
-    let path = sidecarPathFor(target);
-    let sidecar: number;
-    try {
-        sidecar = createSidecar(path);
-    } catch (error) {
-        if (!PERMISSION_CODES.has(codeOf(error))) throw error;
-        path = privateSidecarPathFor(target, privateDirectory());
-        sidecar = createSidecar(path);
-    }
-    try {
-        writeAll(sidecar, sidecarRecord(previous, data), 0);
-        fsyncSync(sidecar);
-    } catch (error) {
-        closeSync(sidecar);
+    const info = fstatSync(fd, { bigint: true });
+    const record: SidecarRecord = {
+        previous: Buffer.from(previous),
+        data: Buffer.from(data),
+        previousSignature: signatureOf(info),
+    };
+    const path = createSidecar(target, sidecarBytes(record), 0o600 | Number(info.mode & 0o044n));
+    if (!readAll(fd).equals(record.previous)) giveUp(path, target);
+    if (data.length > previous.length && record.data.subarray(0, previous.length).equals(record.previous)) {
+        // Only new lines at the end (a create): appended, so that what another tool appends meanwhile is
+        // never written over; it lands before ours, and both stay whole.
+        appendTo(target, record.data.subarray(previous.length));
         removeSidecar(path);
-        throw error;
+        return;
     }
-    closeSync(sidecar);
-    syncDirectory(dirname(path));
-    if (!readAll(fd).equals(previous)) giveUp(path, target);
     writeAll(fd, data, 0);
     fsyncSync(fd);
     const current = readAll(fd);
-    const expected = Buffer.concat([data, Buffer.from(previous).subarray(data.length)]);
+    const expected = Buffer.concat([record.data, record.previous.subarray(data.length)]);
     // A writer that ignores locks wrote meanwhile (an append that landed as the content went in): finish
     // over what it left, keeping what it appended, rather than leave our write half done.
-    const finished = current.equals(expected)
-        ? data
-        : finishedContent(current, Buffer.from(previous), Buffer.from(data));
-    if (!finished) return giveUp(path, target);
-    if (finished !== data) writeAll(fd, finished, 0);
+    const finished = current.equals(expected) ? record.data : finishedContent(current, "", record);
+    if (!finished) giveUp(path, target);
+    if (finished !== record.data) writeAll(fd, finished, 0);
     if (fstatSync(fd).size > finished.length) ftruncateSync(fd, finished.length);
     fsyncSync(fd);
     removeSidecar(path);
 }
 
-/** Creates a sidecar: exclusively, never through a symlink, readable by its owner only. */
-function createSidecar(path: string): number {
-    return openSync(
-        path,
-        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0),
-        0o600,
-    );
-}
-
 /**
- * Finishes the in-place write a crash cut short, if a sidecar of `target` (`fd`, read-write) that this
- * process can see says one was; call it under the file's lock before reading. A sidecar whose write the
- * file has moved past (a later write, or another tool's) is only removed, never applied: no stale copy
- * ever goes over a later write. Answers whether there was a sidecar.
+ * Finishes the in-place write a crash cut short, if a sidecar of `target` (`fd`, read-write) says one
+ * was; call it under the file's lock before reading. Answers whether there was a sidecar to act on.
  */
 export function recoverWithSidecar(fd: number, target: string): boolean {
     let found = false;
     for (const path of sidecarPaths(target)) {
-        let bytes: Buffer;
-        try {
-            const sidecar = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
-            try {
-                bytes = readAll(sidecar);
-            } finally {
-                closeSync(sidecar);
-            }
-        } catch (error) {
-            if (codeOf(error) === "ENOENT") continue;
-            throw error;
-        }
+        const record = readTrusted(path, fd);
+        if (record === "absent") continue;
         found = true;
-        const record = parseSidecar(bytes);
-        // Incomplete: the crash came before the file was touched. Complete: finish it, unless the file moved
-        // on. Beside the file, every writer of ours finished it before writing, so bytes after a state of the
-        // write can only be another tool's append; a private sidecar other writers did not see, so the file
-        // must be exactly such a state (anything more may be a later write of theirs).
-        const beside = path === sidecarPathFor(target);
-        const finished = record && finishedContent(readAll(fd), record.previous, record.data, beside);
+        // Incomplete or damaged: the crash came before the file was touched. Else finish it, unless the
+        // file moved on.
+        const info = fstatSync(fd, { bigint: true });
+        const finished = record && finishedContent(readAll(fd), signatureOf(info), record);
         if (finished) {
             writeAll(fd, finished, 0);
             if (fstatSync(fd).size > finished.length) ftruncateSync(fd, finished.length);
@@ -200,16 +121,147 @@ export function recoverWithSidecar(fd: number, target: string): boolean {
     return found;
 }
 
-/** Whether an in-place write of `target` is under way, or was cut short: a sidecar this process can see exists. */
+/** Whether an in-place write of `target` is under way, or was cut short: a sidecar of it exists. */
 export function hasSidecar(target: string): boolean {
     return sidecarPaths(target).some((path) => {
         try {
-            closeSync(openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0)));
+            lstatSync(path);
             return true;
         } catch {
             return false;
         }
     });
+}
+
+/** Appends `bytes` to the file, wherever its end is by then; flushed. */
+function appendTo(target: string, bytes: Buffer): void {
+    const fd = openSync(target, constants.O_WRONLY | constants.O_APPEND | (constants.O_NOFOLLOW ?? 0));
+    try {
+        for (let written = 0; written < bytes.length; ) {
+            written += writeSync(fd, bytes, written, bytes.length - written);
+        }
+        fsyncSync(fd);
+    } finally {
+        closeSync(fd);
+    }
+}
+
+/** Creates the sidecar holding `bytes` in the first place that takes it; answers its path. */
+function createSidecar(target: string, bytes: Buffer, mode: number): string {
+    const places: (() => string)[] = [
+        () => sidecarPathFor(target),
+        () => join(sharedDirectory(), sidecarNameFor(target)),
+        () => join(privateDirectory(), sidecarNameFor(target)),
+    ];
+    for (const [index, place] of places.entries()) {
+        let path: string;
+        let fd: number;
+        try {
+            path = place();
+            if (index > 0) removeQuietly(path); // a leftover of this user's, whose write the file moved past
+            fd = openSync(
+                path,
+                constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0),
+                mode,
+            );
+        } catch (error) {
+            if (index < places.length - 1 && (PERMISSION_CODES.has(codeOf(error)) || codeOf(error) === "EUNSAFEDIR")) {
+                continue;
+            }
+            throw error;
+        }
+        try {
+            writeAll(fd, bytes, 0);
+            fsyncSync(fd);
+        } catch (error) {
+            removeSidecar(path);
+            throw error;
+        } finally {
+            closeSync(fd);
+        }
+        syncDirectory(dirname(path));
+        return path;
+    }
+    throw new Error("unreachable: the private directory is the last place");
+}
+
+/**
+ * The shared directory, created when missing (mode 1777); refused (EUNSAFEDIR) when it is not a real
+ * directory, or others may write it without the sticky bit. Its owner, whoever created it first, could
+ * remove sidecars there, but could not forge one: each is trusted by its own owner (see `trusted`).
+ */
+function sharedDirectory(create = true): string {
+    const path = SHARED_SIDECAR_DIRECTORY;
+    if (create) {
+        try {
+            mkdirSync(path, { mode: 0o1777 });
+            // The process umask cut the mode: every user must be able to create their sidecar there.
+            chmodSync(path, 0o1777);
+        } catch (error) {
+            if (codeOf(error) !== "EEXIST") throw error;
+        }
+    }
+    const info = lstatSync(path);
+    const openToOthers = (info.mode & 0o022) !== 0 && (info.mode & 0o1000) === 0;
+    if (!info.isDirectory() || (process.platform !== "win32" && openToOthers)) {
+        throw Object.assign(
+            new Error(
+                `${path} is not a safe shared directory (not a directory, or open to others without the sticky bit)`,
+            ),
+            { code: "EUNSAFEDIR" },
+        );
+    }
+    return path;
+}
+
+/** Every place a sidecar of `target` may be: beside it, in the shared directory, in the private one. */
+function sidecarPaths(target: string): string[] {
+    const paths = [sidecarPathFor(target)];
+    const prefix = sidecarNameFor(target, 0).replace(/-0$/, "-");
+    try {
+        const shared = sharedDirectory(false);
+        for (const name of readdirSync(shared)) if (name.startsWith(prefix)) paths.push(join(shared, name));
+    } catch {
+        // Absent or unsafe: nothing there to trust.
+    }
+    try {
+        const directory = existingPrivateDirectory();
+        if (directory) paths.push(join(directory, sidecarNameFor(target)));
+    } catch {
+        // Not private (refused): nothing of ours can be there.
+    }
+    return paths;
+}
+
+/**
+ * The record in the sidecar at `path`: "absent" when there is none, or none that may be trusted (not a
+ * regular file, or in the shared directory from a user who could not have written the file anyway);
+ * undefined when it is incomplete or damaged.
+ */
+function readTrusted(path: string, fd: number): SidecarRecord | undefined | "absent" {
+    let sidecar: number;
+    try {
+        sidecar = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | (constants.O_NOFOLLOW ?? 0));
+    } catch (error) {
+        if (codeOf(error) === "ENOENT" || PERMISSION_CODES.has(codeOf(error)) || codeOf(error) === "ELOOP")
+            return "absent";
+        throw error;
+    }
+    try {
+        const info = fstatSync(sidecar, { bigint: true });
+        if (!info.isFile() || !trusted(path, info, fstatSync(fd, { bigint: true }))) return "absent";
+        return parseSidecar(readAll(sidecar));
+    } finally {
+        closeSync(sidecar);
+    }
+}
+
+function trusted(path: string, sidecar: BigIntStats, file: BigIntStats): boolean {
+    if (dirname(path) !== SHARED_SIDECAR_DIRECTORY) return true;
+    const owner = sidecar.uid;
+    return (
+        owner === 0n || owner === BigInt(process.getuid?.() ?? 0) || owner === file.uid || (file.mode & 0o002n) !== 0n
+    );
 }
 
 function giveUp(path: string, target: string): never {
@@ -218,12 +270,16 @@ function giveUp(path: string, target: string): never {
 }
 
 function removeSidecar(path: string): void {
+    removeQuietly(path);
+    syncDirectory(dirname(path));
+}
+
+function removeQuietly(path: string): void {
     try {
         unlinkSync(path);
     } catch {
-        // Gone already.
+        // Gone already, or another user's in the shared directory: left to its owner.
     }
-    syncDirectory(dirname(path));
 }
 
 function syncDirectory(directory: string): void {

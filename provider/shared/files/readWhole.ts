@@ -1,5 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, type Stats } from "node:fs";
-import { fileSignatureSync } from "./atomicWrite";
+import { fileSignatureSync } from "./signature";
 
 /** The error for a path that is not a regular file; its code `ENOTREG` gets its own advice. */
 function notRegular(path: string, stats: Stats): NodeJS.ErrnoException {

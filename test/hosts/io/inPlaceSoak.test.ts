@@ -1,17 +1,15 @@
 // Guards the in-place write path for real (a bind-mounted hosts file, where rename fails with EBUSY as on
 // Docker's /etc/hosts) against SIGKILL at random points: 200 writer processes, each killed while it
 // writes in a loop, every other one as another user (who may write the file, not its directory). After
-// every kill, a witness writer must find a whole file (every original line in order, every added line
-// whole, no line twice), finish exactly the write the kill cut short (from its sidecar), and keep its own
-// entry, which no later recovery may take away. The sidecar is beside the file for a writer who may write
-// the directory, and any writer finishes it (the witness runs with another $TMPDIR); else in the writer's
-// private directory, and the witness is a writer of that user and $TMPDIR. The kill points are random
+// every kill, a witness writer of another user and $TMPDIR must find a whole file (every original line
+// in order, every added line whole, no line twice), finish exactly the write the kill cut short (from its
+// sidecar: beside the file, or in the shared directory for the writer who may not write the directory),
+// and keep its own entry, which no later recovery may take away. The kill points are random
 // (seeded, so a failure can be replayed); the assertions hold wherever they land.
 
 import { strict as assert } from "node:assert";
 import { type ChildProcess, spawn } from "node:child_process";
-import { once } from "node:events";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { chmod, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -20,11 +18,12 @@ import { createEntry } from "../../../provider/hosts/logic/entries";
 import { writeFileAtomicSync } from "../../../provider/shared/files/atomicWrite";
 import { acquireFileLock } from "../../../provider/shared/files/fileLock";
 import {
-    finishedContent,
-    parseSidecar,
-    privateSidecarPathFor,
+    SHARED_SIDECAR_DIRECTORY,
+    sidecarNameFor,
     sidecarPathFor,
 } from "../../../provider/shared/files/inPlaceSidecar";
+import { finishedContent, parseSidecar } from "../../../provider/shared/files/sidecarRecord";
+import { signatureOf } from "../../../provider/shared/files/signature";
 import { seededRandom } from "../../../provider/shared/random";
 import { blocklist } from "../../support/hostsFixtures";
 import { makeTempDir, REPO_ROOT, type TempDir } from "../../support/projects";
@@ -128,27 +127,6 @@ describe("in-place writes under SIGKILL (a bind-mounted hosts file)", function (
         await temp?.cleanup();
     });
 
-    /** A writer of the killed writer's user and $TMPDIR adds `entry`, finishing what the kill left first. */
-    async function witnessAsNobody(entry: { address: string; names: string[] }): Promise<void> {
-        const child = spawn(
-            process.execPath,
-            [
-                "-e",
-                `const { HostsFileStore } = require(${JSON.stringify(join(REPO_ROOT, "dist", "hosts", "io", "hostsFileStore.js"))});
-                const { createEntry } = require(${JSON.stringify(join(REPO_ROOT, "dist", "hosts", "logic", "entries.js"))});
-                const [file, entry] = [process.argv[1], JSON.parse(process.argv[2])];
-                new HostsFileStore({ lock: { timeoutMs: 5000, staleMs: 60000 } })
-                    .edit(file, (doc) => { createEntry(doc, entry, { adopt: false, file }); return () => undefined; })
-                    .catch((e) => { console.error(e); process.exit(1); });`,
-                target,
-                JSON.stringify(entry),
-            ],
-            { stdio: "inherit", env: { ...process.env, TMPDIR: writerTmp }, ...NOBODY },
-        );
-        const [code] = await once(child, "exit");
-        assert.equal(code, 0, "the witness wrote its entry");
-    }
-
     /** Puts the base back, under the lock as a writer of ours would, while a writer may be running. */
     async function reset(): Promise<void> {
         const lock = await acquireFileLock(target, { timeoutMs: 5000, staleMs: 60_000 });
@@ -182,31 +160,28 @@ describe("in-place writes under SIGKILL (a bind-mounted hosts file)", function (
             // What the write the kill cut short must become: finished from its sidecar, if one was left.
             const asNobody = round % 2 === 1;
             const sidecarPath = asNobody
-                ? privateSidecarPathFor(target, join(writerTmp, `pulumi-lifecycle-${NOBODY.uid}`))
+                ? join(SHARED_SIDECAR_DIRECTORY, sidecarNameFor(target, NOBODY.uid))
                 : sidecarPathFor(target);
             const sidecar = existsSync(sidecarPath) ? parseSidecar(readFileSync(sidecarPath)) : undefined;
             if (existsSync(sidecarPath)) cutShort++;
-            const finished = sidecar ? finishedContent(left, sidecar.previous, sidecar.data) : undefined;
+            const signature = signatureOf(statSync(target, { bigint: true }));
+            const finished = sidecar ? finishedContent(left, signature, sidecar) : undefined;
             const expected = (finished ?? left).toString("utf8");
             assertWhole(expected, round);
-            // The witness: one more entry, after recovering what the kill left.
+            // The witness, another user (root) with another $TMPDIR: one more entry, after finishing what the
+            // kill left, from the sidecar beside the file or in the shared directory.
             const next = { address: `10.7.${round % 250}.250`, names: [`next-${round}-0.test`] };
-            if (asNobody) await witnessAsNobody(next);
-            else {
-                const store = new HostsFileStore({ lock: { timeoutMs: 5000, staleMs: 60_000 } });
-                await store.edit(target, (doc) => {
-                    createEntry(doc, next, { adopt: false, file: target });
-                    return () => undefined;
-                });
-            }
+            const store = new HostsFileStore({ lock: { timeoutMs: 5000, staleMs: 60_000 } });
+            await store.edit(target, (doc) => {
+                createEntry(doc, next, { adopt: false, file: target });
+                return () => undefined;
+            });
             assert.equal(existsSync(sidecarPath), false, `round ${round}: the sidecar was left behind`);
             witnessed = `${expected}10.7.${round % 250}.250\tnext-${round}-0.test\n`;
             assert.equal(await readFile(target, "utf8"), witnessed, `round ${round}: recovered wrongly`);
             if (round + 1 < KILLS) writer = startWriter(target, round + 1, writerTmp);
         }
-        const kept = join(writerTmp, `pulumi-lifecycle-${NOBODY.uid}`);
-        assert.deepEqual(await readdir(writerTmp), [`pulumi-lifecycle-${NOBODY.uid}`], "only the private directory");
-        assert.deepEqual(await readdir(kept), [], "no sidecar left in it");
+        assert.deepEqual(await readdir(writerTmp), [], "the writers kept nothing in their $TMPDIR");
         assert.deepEqual(await readdir(witnessTmp), [], "the witness kept nothing in its $TMPDIR");
         console.log(`      ${cutShort} of ${KILLS} kills cut an in-place write short; each was finished`);
     });
