@@ -67,6 +67,13 @@ const HEALING_STEP = 1000;
 /** Real time one command may take before it counts as running away. */
 const COMMAND_REAL_LIMIT_MS = 120_000;
 
+/**
+ * The operation an async call belongs to, for the fetch that tags its requests. One for the whole
+ * process: every AsyncLocalStorage left enabled slows every later async call a little, and a soak makes
+ * thousands of runs.
+ */
+const operationContext = new AsyncLocalStorage<CurrentOperation>();
+
 /** How one run is made. */
 export interface RunOptions {
     readonly seed: number;
@@ -189,8 +196,6 @@ class ChaosRun implements OperationRunner {
     private controller = new AbortController();
     /** Operations in progress (several at once when the plan runs them in parallel), by id. */
     private readonly operations = new Map<number, CurrentOperation>();
-    /** The operation an async call belongs to, for the fetch that tags its requests. */
-    private readonly operationContext = new AsyncLocalStorage<CurrentOperation>();
     private readonly whereOf = new WeakMap<Operation, string>();
     private nextOperationId = 1;
     /** Set when a command had to be given up (hung): the run stops there. */
@@ -401,7 +406,7 @@ class ChaosRun implements OperationRunner {
         const taggedFetch: typeof fetch = (input, init) => {
             const headers = new Headers(init?.headers);
             headers.set(REQUEST_ID_HEADER, String(time.lastRequestId ?? 0));
-            headers.set(OPERATION_HEADER, String(this.operationContext.getStore()?.id ?? 0));
+            headers.set(OPERATION_HEADER, String(operationContext.getStore()?.id ?? 0));
             return fetch(input, { ...init, headers });
         };
         return new DatastoreProvider(context, env, (configured) => {
@@ -462,7 +467,7 @@ class ChaosRun implements OperationRunner {
         const deadline = current.startedAt + timeoutOf(operation);
         let outcome: OpOutcome<T>;
         try {
-            outcome = { ok: true, value: await this.operationContext.run(current, work) };
+            outcome = { ok: true, value: await operationContext.run(current, work) };
         } catch (error) {
             outcome = { ok: false, error };
         }

@@ -17,8 +17,8 @@ import { FAULT_KINDS } from "./faults";
 import { loadFindings } from "./findings";
 import { formatCounts, probeOverflow, sumCounts, violationsByInvariant } from "./report";
 
-/** The CI budget: a minute to a minute and a half on two shared cores. */
-const DEFAULT_SEEDS = 160;
+/** The CI budget: about a minute on two shared cores. */
+const DEFAULT_SEEDS = 250;
 
 function numberFrom(name: string, fallback: number): number {
     const value = Number(process.env[name]);
