@@ -127,6 +127,8 @@ export class ChaosProxy {
     private readonly fakeTasks = new Map<string, AsyncOperation>();
     private readonly neverEnding = new Set<string>();
     private readonly lastReported = new Map<string, string>();
+    /** The last request forwarded of those that may start tasks (see `forward`). */
+    private writes: Promise<void> = Promise.resolve();
     private seq = 0;
 
     constructor(private readonly options: ChaosProxyOptions) {
@@ -572,7 +574,21 @@ export class ChaosProxy {
         res.end(answer.body);
     }
 
+    /**
+     * Forwards a request to the backend. Requests that may start tasks go one at a time, so that a task
+     * failure armed at the backend for one of them (the owner's `forwarding`) is taken by no other.
+     */
     private forward(request: ProxyRequest, req: IncomingMessage, url: string, body: Buffer): Promise<Answer> {
+        if (request.method === "GET") return this.send(request, req, url, body);
+        const sent = this.writes.then(() => this.send(request, req, url, body));
+        this.writes = sent.then(
+            () => undefined,
+            () => undefined,
+        );
+        return sent;
+    }
+
+    private send(request: ProxyRequest, req: IncomingMessage, url: string, body: Buffer): Promise<Answer> {
         request.forwarded = true;
         const backend = new URL(this.options.backendUrl);
         const headers: Record<string, string> = {};
