@@ -62,6 +62,8 @@ const RUNAWAY_MS_PER_REQUEST = 100;
 const RUNAWAY_BURST = 40;
 /** Ups of the final program with the chaos off before healing counts as failed. */
 const HEALING_UPS = 6;
+/** Virtual time between two healing ups: what a task started just before healing needs to end. */
+const HEALING_PAUSE_MS = 10 * 60_000;
 /** The step ids of healing's commands start here (a plan's steps are numbered from 1). */
 const HEALING_STEP = 1000;
 /** Real time one command may take before it counts as running away. */
@@ -280,9 +282,7 @@ class ChaosRun implements OperationRunner {
         }
         this.time.advance(settings.taskDurationMs + 1);
         for (const record of this.truth()) this.foreign.set(record.id, record);
-        this.log(
-            `foreign: ${[...this.foreign.values()].map((r) => `${r.name}@${r.clusterInfo.id.slice(0, 8)} ${r.id} ${r.state} ${r.sizeInBytes / 1024 ** 3} GiB`).join("; ")}`,
-        );
+        this.log(`foreign: ${[...this.foreign.values()].map(describeRecord).join("; ")}`);
     }
 
     private async heal(): Promise<void> {
@@ -292,6 +292,7 @@ class ChaosRun implements OperationRunner {
         this.time.advance(60 * 60_000);
         const program = this.finalProgram();
         this.log(`== healing [${program.map(describeResource).join(", ")}]`);
+        this.log(`   the API has: ${this.truth().map(describeRecord).join("; ") || "nothing"}`);
         // As a careful user does: refresh first (an interrupted delete may have left state behind).
         this.where = "healing refresh 1";
         this.stepId = HEALING_STEP;
@@ -300,6 +301,8 @@ class ChaosRun implements OperationRunner {
         let healed = false;
         let failures: readonly string[] = [];
         for (let attempt = 1; attempt <= HEALING_UPS && !healed; attempt++) {
+            // The user reads the error and runs `pulumi up` again some minutes later.
+            if (attempt > 1) this.time.advance(HEALING_PAUSE_MS);
             this.where = `healing up ${attempt}`;
             this.stepId = HEALING_STEP + attempt;
             this.counts.healingUps++;
@@ -841,6 +844,10 @@ function describeResource(resource: ResourceSpec): string {
         resource.timeouts ? JSON.stringify(resource.timeouts) : "",
     ].filter(Boolean);
     return `${resource.urn.split("::").at(-1)} (${flags.join(" ")})`;
+}
+
+function describeRecord(record: DatastoreRecord): string {
+    return `${record.name}@${record.clusterInfo.id.slice(0, 8)} ${record.id} ${record.state} ${record.sizeInBytes / 1024 ** 3} GiB`;
 }
 
 function describeOutcome(outcome: OpOutcome<unknown>): string {
