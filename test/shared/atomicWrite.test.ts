@@ -6,7 +6,7 @@
 
 import { strict as assert } from "node:assert";
 import { execFileSync } from "node:child_process";
-import { appendFileSync, statSync } from "node:fs";
+import { appendFileSync, closeSync, openSync, statSync, writeSync } from "node:fs";
 import { chmod, chown, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { signatureOf, sweepTemporariesSync, writeFileAtomicSync } from "../../provider/shared/files/atomicWrite";
@@ -154,6 +154,27 @@ describe("atomic write", () => {
         await chmod(temp.dir, 0o755);
         await assert.rejects(writeUnprivileged("x"), /EACCES/);
         assert.equal(await readFile(target, "utf8"), "old\n");
+    });
+
+    it("puts back what another tool wrote into the file it replaced, and has the caller redo its edits", async () => {
+        // The tool opened the file before our rename and writes after our last check: into the old file.
+        const theirs = openSync(target, "a");
+        const read = signatureOf(statSync(target, { bigint: true }));
+        const writesLate = () => writeSync(theirs, "10.0.0.1 appended-late.test\n");
+        try {
+            assert.throws(
+                () =>
+                    writeFileAtomicSync(target, Buffer.from("ours\n"), {
+                        unchangedSince: read,
+                        beforeCommit: writesLate,
+                    }),
+                FileChangedError,
+            );
+        } finally {
+            closeSync(theirs);
+        }
+        assert.equal(await readFile(target, "utf8"), "old\n10.0.0.1 appended-late.test\n", "their write stands");
+        assert.deepEqual(await readdir(temp.dir), ["hosts"], "no temporary file left");
     });
 
     it("writes nothing when the lock is lost just before the rename", async () => {

@@ -20,6 +20,7 @@ import {
     constants,
     fchmodSync,
     fchownSync,
+    fstatSync,
     fsyncSync,
     openSync,
     readdirSync,
@@ -96,18 +97,26 @@ export function writeFileAtomicSync(target: string, data: Uint8Array, guards: Wr
         const signature = fileSignatureSync(fd);
         closeSync(fd);
         fd = undefined;
-        if (guards.unchangedSince !== undefined) assertUnchanged(target, guards.unchangedSince);
-        guards.beforeCommit?.();
+        // The file about to be replaced, held open: a writer that ignores locks and opened it before our
+        // rename writes into it even after (its write would vanish with it).
+        const replaced = existing && guards.unchangedSince !== undefined ? openReplaced(target) : undefined;
         try {
-            renameSync(temporary, target);
-        } catch (error) {
-            if (existing && RENAME_IMPOSSIBLE.has(codeOf(error))) {
-                removeQuietly(temporary);
-                return writeInPlace(target, data, guards);
+            if (guards.unchangedSince !== undefined) assertUnchanged(target, guards.unchangedSince);
+            guards.beforeCommit?.();
+            try {
+                renameSync(temporary, target);
+            } catch (error) {
+                if (existing && RENAME_IMPOSSIBLE.has(codeOf(error))) {
+                    removeQuietly(temporary);
+                    return writeInPlace(target, data, guards);
+                }
+                throw error;
             }
-            throw error;
+            syncDirectory(dirname(target));
+            if (replaced !== undefined) putBackWhatWasWrittenInto(replaced, target, guards.unchangedSince as string);
+        } finally {
+            if (replaced !== undefined) closeQuietly(replaced);
         }
-        syncDirectory(dirname(target));
         return { method: "rename", signature };
     } catch (error) {
         if (fd !== undefined) closeQuietly(fd);
@@ -117,6 +126,50 @@ export function writeFileAtomicSync(target: string, data: Uint8Array, guards: Wr
         }
         throw error;
     }
+}
+
+/** The file at `target`, open for reading, or undefined when it cannot be (no longer there, say). */
+function openReplaced(target: string): number | undefined {
+    try {
+        return openSync(target, constants.O_RDONLY | constants.O_NONBLOCK);
+    } catch {
+        return undefined;
+    }
+}
+
+/**
+ * After our rename: if the file we replaced (`replaced`, read as `readAs`) was written meanwhile, by a
+ * writer that ignores locks and held it open (an append, a tool rewriting it in place), that write went
+ * into a file no longer there. Its content is put back in place, and FileChangedError makes the caller
+ * redo its edits on it: the tool's write is not lost to ours.
+ */
+function putBackWhatWasWrittenInto(replaced: number, target: string, readAs: string): void {
+    if (fileSignatureSync(replaced) === readAs) return;
+    let theirs = readAll(replaced);
+    // Let a write still going into it finish: read until two reads agree (a few times at most).
+    for (let read = 0; read < 5; read++) {
+        const again = readAll(replaced);
+        if (again.equals(theirs)) break;
+        theirs = again;
+    }
+    const temporary = join(dirname(target), temporaryName(basename(target)));
+    const info = fstatSync(replaced, { bigint: true });
+    const fd = openSync(temporary, "wx", Number(info.mode & 0o7777n));
+    try {
+        writeAll(fd, theirs, 0);
+        fchmodSync(fd, Number(info.mode & 0o7777n));
+        try {
+            keepOwner(fd, info);
+        } catch {
+            // Their content, under our owner: better than lost.
+        }
+        fsyncSync(fd);
+    } finally {
+        closeSync(fd);
+    }
+    renameSync(temporary, target);
+    syncDirectory(dirname(target));
+    throw new FileChangedError(target);
 }
 
 /**
