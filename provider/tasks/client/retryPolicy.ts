@@ -20,6 +20,17 @@ export function mayRetry(method: string, hasIdempotencyKey: boolean, outcome: Re
     return "networkError" in outcome || TRANSIENT_STATUSES.has(outcome.status);
 }
 
+/**
+ * Whether the server may have carried out a request that failed with this outcome: no answer (it may have
+ * acted before the connection broke), or a 5xx or 408 (a gateway's 502/504 may come after the upstream
+ * acted). Not when it declined the request (429, 503 with Retry-After), and never after any other status.
+ */
+export function mayHaveActed(outcome: RequestOutcome): boolean {
+    if ("networkError" in outcome) return true;
+    if (declined(outcome)) return false;
+    return outcome.status >= 500 || outcome.status === 408;
+}
+
 /** The server declined the request without handling it: 429, or 503 with a Retry-After. */
 function declined(outcome: RequestOutcome): boolean {
     if ("networkError" in outcome) return false;

@@ -17,7 +17,7 @@ import { TaskApiUnreachableError } from "../errors/taskApiUnreachableError";
 import { IDEMPOTENCY_KEY_HEADER } from "../protocol/wire";
 import { abortion, MAX_RESPONSE_BYTES, mapStrings, type Parsed, parseJson, readBody } from "./answerBody";
 import { DEFAULT_POLL_SCHEDULE, nextWait, type PollSchedule, parseRetryAfter } from "./pollSchedule";
-import { isThrottled, mayRetry } from "./retryPolicy";
+import { isThrottled, mayHaveActed, mayRetry } from "./retryPolicy";
 
 /** How to reach the API and how patient to be. */
 export interface TaskApiClientOptions {
@@ -103,11 +103,15 @@ export class TaskApiClient {
      * Sends a request, retrying transient failures when that is safe, and resolves with a success
      * answer. Throws TaskApiError for an error status, MalformedResponseError for an answer that is not
      * JSON, TaskApiUnreachableError when the network keeps failing, and the signal's reason when aborted.
+     * A TaskApiError after a retry says whether an earlier attempt may have been carried out
+     * (`earlierOutcomeUnknown`): the last answer speaks for itself only, not for the attempts before it.
      */
     async send<T>(request: TaskApiRequest): Promise<TaskApiResponse<T>> {
         const url = this.resolve(request.path);
         const maxAttempts = this.options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
         let failures = 0;
+        // Whether an attempt so far may have been carried out: a later refusal does not undo it.
+        let earlierOutcomeUnknown = false;
         for (let attempt = 0; ; attempt++) {
             request.signal?.throwIfAborted();
             let answer: Answer;
@@ -126,6 +130,7 @@ export class TaskApiClient {
                         this.redact(reasonOf(error)),
                     );
                 }
+                earlierOutcomeUnknown ||= mayHaveActed(outcome);
                 await this.wait(attempt, undefined, request);
                 continue;
             }
@@ -135,10 +140,11 @@ export class TaskApiClient {
             if (!throttled) failures++;
             const outcome = { status: answer.status, retryAfter: retryAfterMs !== undefined };
             const retryable = mayRetry(request.method, !!request.idempotencyKey, outcome);
-            if (!retryable || failures >= maxAttempts) throw this.errorOf(request, answer);
+            if (!retryable || failures >= maxAttempts) throw this.errorOf(request, answer, earlierOutcomeUnknown);
             // A Retry-After that reaches past the deadline: give up now rather than sleep towards it.
             const late = this.lateBy(request, retryAfterMs);
-            if (late !== undefined) throw this.errorOf(request, answer, late);
+            if (late !== undefined) throw this.errorOf(request, answer, earlierOutcomeUnknown, late);
+            earlierOutcomeUnknown ||= mayHaveActed(outcome);
             await this.wait(attempt, retryAfterMs, request);
         }
     }
@@ -240,8 +246,16 @@ export class TaskApiClient {
         };
     }
 
-    /** A TaskApiError for an error answer, whatever its body: never anything else, never a throw. */
-    private errorOf(request: TaskApiRequest, answer: Answer, advice?: string): TaskApiError {
+    /**
+     * A TaskApiError for an error answer, whatever its body: never anything else, never a throw.
+     * `earlierOutcomeUnknown`: an earlier attempt of the request may have been carried out.
+     */
+    private errorOf(
+        request: TaskApiRequest,
+        answer: Answer,
+        earlierOutcomeUnknown: boolean,
+        advice?: string,
+    ): TaskApiError {
         const text = answer.text;
         const parsed: Parsed =
             text === undefined ? { refused: answer.unread ?? "its body was not read" } : parseJson(text);
@@ -264,6 +278,7 @@ export class TaskApiClient {
             message,
             mapStrings(body, (value) => this.redact(value)),
             advice,
+            earlierOutcomeUnknown,
         );
     }
 

@@ -7,25 +7,23 @@ import { parseDuration } from "../../shared/duration";
 import { messageOf } from "../../shared/text";
 import type { PollSchedule } from "../client/pollSchedule";
 import { type DatastoreOutputs, describeDatastore, formatNaturalKeyId, type NaturalKey } from "../datastoreSchema";
-import { CreateOutcomeUnknownError } from "../errors/createOutcomeUnknownError";
 import { CreateTokenSpentError } from "../errors/createTokenSpentError";
 import { DatastoreDeleteUnconfirmedError } from "../errors/datastoreDeleteUnconfirmedError";
 import { DatastoreMissingError } from "../errors/datastoreMissingError";
 import { TaskApiContractError } from "../errors/taskApiContractError";
-import { TaskApiError } from "../errors/taskApiError";
+import type { TaskApiError } from "../errors/taskApiError";
 import { TaskFailedError } from "../errors/taskFailedError";
 import { TaskInterruptedError } from "../errors/taskInterruptedError";
 import { TaskWaitError } from "../errors/taskWaitError";
+import { afterFailedPost } from "../logic/createFailure";
 import { createKey, MAX_CREATE_GENERATIONS, spentKeyBackoffMs } from "../logic/createKeys";
 import {
     createRequestOf,
     keptOutputs,
     keyOf,
     naturalKeyOf,
-    outcomeUnknown,
     outputsOf,
     partialState,
-    pendingCreate,
     type RawInputs,
     refreshed,
     resumedByName,
@@ -142,20 +140,17 @@ export class DatastoreLifecycle {
         try {
             taskUri = await api.create(createRequestOf(inputs), idempotencyKey, this.call(deadline));
         } catch (error) {
-            if (error instanceof TaskApiError && error.status === 409) {
-                const existing = found ?? (await this.existingAfterConflict(label, key, error, deadline));
-                return takeOver(inputs, key, label, existing);
-            }
-            // The key made an earlier create of other inputs (the program changed since), and no datastore
-            // has the name: whatever that create made is gone, so the key is spent like a replayed one.
-            if (error instanceof TaskApiError && error.code === "idempotency_key_reused" && idempotencyKey && !found) {
-                return "spent";
-            }
-            if (!outcomeUnknown(error, this.context.signal.aborted)) throw error;
-            // Names are unique: with one listed before the POST, the POST made none. Recording a pending
-            // create would let a refresh or destroy take that one (perhaps someone else's) by its name.
-            if (found) throw new CreateOutcomeUnknownError(label, found.id, messageOf(error));
-            throw pendingCreate(inputs, key, error, idempotencyKey);
+            const failure = afterFailedPost(error, this.context.signal.aborted, {
+                inputs,
+                key,
+                label,
+                idempotencyKey,
+                found,
+            });
+            if (failure.kind === "spent") return "spent";
+            if (failure.kind === "fail") throw failure.error;
+            const existing = found ?? (await this.existingAfterConflict(label, key, failure.conflict, deadline));
+            return takeOver(inputs, key, label, existing);
         }
         let endedAtFirstLook: boolean | undefined;
         let operation: AsyncOperation;

@@ -30,6 +30,8 @@ export interface Received {
     /** The raw request target: path and query, exactly as sent. */
     readonly url: string;
     readonly authorization: string | undefined;
+    /** The Idempotency-Key header, when the request carried one. */
+    readonly idempotencyKey: string | undefined;
     readonly body: string;
 }
 
@@ -56,6 +58,7 @@ export async function hostileApi(handler: Handler): Promise<HostileApi> {
                 method: request.method ?? "",
                 url: request.url ?? "",
                 authorization: request.headers.authorization,
+                idempotencyKey: headerOf(request, "idempotency-key"),
                 body: Buffer.concat(chunks).toString("utf8"),
             };
             received.push(entry);
@@ -73,6 +76,11 @@ export async function hostileApi(handler: Handler): Promise<HostileApi> {
         received,
         close: () => closeServer(server),
     };
+}
+
+function headerOf(request: IncomingMessage, name: string): string | undefined {
+    const value = request.headers[name];
+    return typeof value === "string" ? value : undefined;
 }
 
 /** Closes every hostile server still running (for afterEach). */

@@ -1,7 +1,8 @@
 // Guards outcomeUnknown (provider/tasks/logic/datastoreState.ts), which decides whether a failed create
 // is recorded as a pending create (the datastore may exist) or reported as a plain failure (issue 18 §2).
 // It is a positive list: no answer, a timeout, a 5xx or 408, a success answer that cannot be read (not
-// JSON, no usable Location), an abort while the request was in flight. A definite 4xx, and any error of
+// JSON, no usable Location), an abort while the request was in flight, and any refusal of a retry after an
+// attempt of unknown outcome (issue 18, invariant 4 of the chaos suite). A definite 4xx, and any error of
 // our own (a RangeError from a stack overflow, a contract error raised before anything was sent) is not
 // "outcome unknown". Pure.
 
@@ -27,6 +28,13 @@ describe("outcomeUnknown (issue 18 §2: a definite 4xx is never outcome unknown)
     for (const status of [408, 500, 502, 503, 504]) {
         it(`is true for a ${status}`, () => {
             assert.equal(outcomeUnknown(apiError(status)), true);
+        });
+    }
+
+    for (const status of [400, 409, 422, 429]) {
+        it(`is true for a ${status} to a retry after an attempt of unknown outcome (the refusal does not undo it)`, () => {
+            const refusal = new TaskApiError("POST", "/x", status, undefined, "m", undefined, undefined, true);
+            assert.equal(outcomeUnknown(refusal), true);
         });
     }
 
