@@ -3,8 +3,9 @@
 // the real provider process, the real task API server. A full create; a failed task leaving tainted
 // state that the next up replaces; untaint finding or re-creating it; refresh forgetting what is gone;
 // a create whose provider was killed resumed by its token (no duplicate) or refused like row 4 without
-// one; a delete task that reports success while the datastore stays (issue 18), kept in the stack; the API
-// token passed as a secret and never stored.
+// one; a delete task that reports success while the datastore stays (issue 18), kept in the stack; a pending
+// create whose task failed since, which refresh records tainted and the next up replaces (issue 18, chaos
+// finding 4-state-refresh-keeps-failed-datastore); the API token passed as a secret and never stored.
 
 import { strict as assert } from "node:assert";
 import { once } from "node:events";
@@ -139,6 +140,52 @@ describe("seed 003 flows for tasks.Datastore, through programs", () => {
         assert.equal(datastoreState(healed)?.initErrors, undefined);
         assert.equal(healed.outputs.datastoreId, api.datastores()[0]?.id);
         assert.equal(api.datastores().length, 1);
+    });
+
+    it("a pending create whose task failed since: refresh records it tainted, and the next up replaces it", async () => {
+        // The POST's answer is lost (a gateway's 502 after the API acted): a pending create, not tainted.
+        api.addFault({ match: { method: "POST" }, fault: { task: { fails: "no space on the array" } } });
+        const gateway = await losingFirstPost(api);
+        try {
+            const through = new Harness({
+                projectDir: project.dir,
+                stateFile: join(project.dir, "state.json"),
+                config: {
+                    "pulumi-lifecycle:taskApiUrl": gateway.url,
+                    "pulumi-lifecycle:taskApiToken": { secret: TOKEN },
+                },
+                env: { TASK_POLL_INITIAL_MS: "2", TASK_POLL_MAX_MS: "10" },
+            });
+            const pending = await through.up({ program: program({}, false) });
+            assert.deepEqual(callsOf(pending), ["Check", "Create (partial)"]);
+            assert.equal(datastoreState(pending)?.outputs.tainted, false);
+            assert.equal(datastoreState(pending)?.outputs.datastoreId, undefined);
+            await finishTask(api, gateway.taskLocation());
+            const broken = api.datastores()[0];
+            assert.equal(broken?.state, "ERROR");
+
+            const refreshed = await through.refresh();
+            assert.deepEqual(callsOf(refreshed), ["Read"]);
+            const recorded = datastoreState(refreshed);
+            assert.equal(recorded?.initErrors, undefined, "the engine drops init errors on a successful read");
+            assert.equal(recorded?.outputs.datastoreId, broken?.id);
+            assert.equal(recorded?.outputs.tainted, true);
+            assert.match(
+                String(recorded?.outputs.taintReason),
+                /in state ERROR at the API; the next `pulumi up` replaces it/,
+            );
+
+            const replaced = await through.up({ program: program({}, false) });
+            assert.ok(replaced.ok, replaced.plan);
+            assert.deepEqual(callsOf(replaced), ["Check", "Diff", "Check", "Delete", "Create"]);
+            const [fresh] = api.datastores();
+            assert.equal(api.datastores().length, 1);
+            assert.equal(fresh?.state, "OK");
+            assert.notEqual(fresh?.id, broken?.id);
+            assert.equal(replaced.outputs.tainted, false);
+        } finally {
+            await gateway.close();
+        }
     });
 
     it("untaint keeps a tainted datastore: the next up finds it and records it in full", async () => {
@@ -320,6 +367,57 @@ async function lyingAboutDeletes(
     await once(server, "listening");
     proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     return proxy;
+}
+
+/**
+ * A gateway in front of the task API server that forwards every request, but answers the first POST 502
+ * after the API acted on it (its upstream went away), keeping the task's Location it did not pass on.
+ */
+async function losingFirstPost(
+    api: TaskApiServer,
+): Promise<{ url: string; taskLocation(): string; close(): Promise<void> }> {
+    let location: string | undefined;
+    const server = createServer(async (request, response) => {
+        const chunks: Buffer[] = [];
+        for await (const chunk of request) chunks.push(chunk as Buffer);
+        const forwarded = await fetch(`${api.url}${request.url}`, {
+            method: request.method ?? "GET",
+            headers: Object.fromEntries(
+                ["authorization", "content-type", "idempotency-key"].flatMap((name) => {
+                    const value = request.headers[name];
+                    return typeof value === "string" ? [[name, value]] : [];
+                }),
+            ),
+            ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}),
+        });
+        const body = Buffer.from(await forwarded.arrayBuffer());
+        if (request.method === "POST" && location === undefined) {
+            location = forwarded.headers.get("location") ?? "";
+            response.writeHead(502, { "content-type": "application/json" });
+            response.end(JSON.stringify({ error: "bad_gateway", message: "upstream went away" }));
+            return;
+        }
+        const headers: Record<string, string> = {};
+        for (const name of ["content-type", "location", "retry-after"]) {
+            const value = forwarded.headers.get(name);
+            if (value !== null) headers[name] = value;
+        }
+        response.writeHead(forwarded.status, headers);
+        response.end(body);
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    return {
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        taskLocation: () => {
+            assert.ok(location, "no POST reached the gateway");
+            return location;
+        },
+        close: async () => {
+            server.closeAllConnections();
+            await new Promise((resolve) => server.close(resolve));
+        },
+    };
 }
 
 /** Kills the provider process (SIGKILL, as a crash) once the API has seen `polls` polls of a task. */

@@ -19,6 +19,7 @@ import { afterFailedPost } from "../logic/createFailure";
 import { createKey, MAX_CREATE_GENERATIONS, spentKeyBackoffMs } from "../logic/createKeys";
 import {
     createRequestOf,
+    inErrorReason,
     keptOutputs,
     keyOf,
     naturalKeyOf,
@@ -291,11 +292,8 @@ export class DatastoreLifecycle {
             current = (await api.get(current.id, this.call(deadline))) ?? current;
         }
         if (current.state === "ERROR") {
-            // It never becomes OK, and the API refuses to resize it: tainted, so the next up replaces it.
-            const next = news.untaint
-                ? "remove untaint so the next up replaces it"
-                : "the next `pulumi up` replaces it";
-            const reason = `${label} is in state ERROR at the API; ${next}`;
+            // Tainted, so the next up replaces it.
+            const reason = inErrorReason(label, news.untaint);
             const outputs = outputsOf(news, current, { taskId, tainted: true, taintReason: reason });
             throw partialState(news, key, outputs, reason);
         }

@@ -78,7 +78,12 @@ export function keptOutputs(olds: DatastoreOutputs, news: DatastoreInputs): Data
     return { ...rest, createToken: news.createToken ?? rest.createToken, untaint: news.untaint } as DatastoreOutputs;
 }
 
-/** Refresh: the API's view of the datastore, with the settings and taint only the state knows. */
+/**
+ * Refresh: the API's view of the datastore, with the settings and taint only the state knows. A datastore
+ * in ERROR never becomes OK: it comes back tainted (with the reason of a taint already on record), so the
+ * next up replaces it, as create and update record one. Else a pending create whose task failed since
+ * would be recorded healthy, the engine would drop its init errors, and no up would ever replace it.
+ */
 export function refreshed(props: Partial<DatastoreOutputs> | undefined, found: DatastoreRecord): DatastoreOutputs {
     const outputs: DatastoreOutputs = {
         // Lowercase, as check writes the program's: an API answering capitals is no change of natural key.
@@ -96,7 +101,19 @@ export function refreshed(props: Partial<DatastoreOutputs> | undefined, found: D
     for (const key of ["createToken", "timeouts", "taskId", "taintReason"] as const) {
         if (props?.[key] !== undefined) (outputs as unknown as Record<string, unknown>)[key] = props[key];
     }
+    if (found.state === "ERROR" && !outputs.tainted) {
+        outputs.tainted = true;
+        outputs.taintReason = inErrorReason(describeDatastore(outputs), outputs.untaint);
+    }
     return outputs;
+}
+
+/** Why a datastore in ERROR is tainted: it never becomes OK, and the API refuses to resize it. */
+export function inErrorReason(label: string, untaint: boolean | undefined): string {
+    const next = untaint
+        ? "remove untaint so the next up replaces it"
+        : "the next `pulumi up` replaces it (set `untaint: true` to keep it)";
+    return `${label} is in state ERROR at the API; ${next}`;
 }
 
 /** `adopt: true`: take over an existing datastore that matches the program, or name each difference. */
