@@ -20,6 +20,7 @@ import { createKey, MAX_CREATE_GENERATIONS, spentKeyBackoffMs } from "../logic/c
 import {
     createRequestOf,
     inErrorReason,
+    isPendingCreate,
     keptOutputs,
     keyOf,
     naturalKeyOf,
@@ -28,6 +29,7 @@ import {
     type RawInputs,
     refreshed,
     resumedByName,
+    resumedInputs,
     single,
     takeOver,
 } from "../logic/datastoreState";
@@ -251,9 +253,8 @@ export class DatastoreLifecycle {
         const deadline = this.deadline("update", news.timeouts?.update);
         let taskId = olds.taskId;
         let current: DatastoreRecord | undefined;
-        if (!olds.datastoreId && !olds.tainted) {
-            // A create that was interrupted, or whose outcome was unknown: let its task end, then find
-            // what it made, or create it now.
+        if (isPendingCreate(olds)) {
+            // Let its task end, then find what it made (by the key it was sent with), or create it now.
             const found = await this.lookUpKeeping(olds, news, key, label, async () => {
                 if (olds.taskId) {
                     await this.follow(this.api.taskPath(olds.taskId), this.context.clock(), deadline, (error) =>
@@ -262,7 +263,8 @@ export class DatastoreLifecycle {
                 }
                 return await this.findOne(label, key, deadline);
             });
-            return { outs: await this.createOrFollow(news, key, label, deadline, found, true) };
+            const resumed = resumedInputs(olds, news, found !== undefined);
+            return { outs: await this.createOrFollow(resumed, key, label, deadline, found, true) };
         }
         if ((olds.tainted && news.untaint) || !olds.datastoreId) {
             // Untaint, or a create that stopped short: look the datastore up by its natural key.

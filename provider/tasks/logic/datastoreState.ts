@@ -72,10 +72,36 @@ export function outputsOf(
     return outputs;
 }
 
-/** The outputs a failed update leaves on record: the old state, with the new inputs' settings. */
+/**
+ * The outputs a failed update leaves on record: the old state, with the new inputs' settings. A pending
+ * create keeps the createToken it was sent with (see resumedInputs).
+ */
 export function keptOutputs(olds: DatastoreOutputs, news: DatastoreInputs): DatastoreOutputs {
     const { __provider: _, ...rest } = olds as DatastoreOutputs & { __provider?: unknown };
-    return { ...rest, createToken: news.createToken ?? rest.createToken, untaint: news.untaint } as DatastoreOutputs;
+    const createToken = isPendingCreate(olds) ? rest.createToken : (news.createToken ?? rest.createToken);
+    return { ...rest, createToken, untaint: news.untaint } as DatastoreOutputs;
+}
+
+/** A create that was interrupted, or whose outcome was unknown: no datastore on record, not tainted. */
+export function isPendingCreate(olds: Partial<DatastoreOutputs>): boolean {
+    return !olds.datastoreId && !olds.tainted;
+}
+
+/**
+ * The inputs a pending create is resumed with: the program's settings, and the request as it was sent
+ * (its createToken, size and type). Only a replay of that request with its key tells whether a datastore
+ * listed with the name (`found`) is what it made: a token set since is a key never seen (409: the
+ * resource's own datastore refused as someone else's), and the key with another body is refused (422),
+ * not replayed. A size changed since is resized by the next up. A create sent without a token is told by
+ * its name; with none listed, the program's token makes the new create a keyed one.
+ */
+export function resumedInputs(olds: DatastoreOutputs, news: RawInputs, found: boolean): RawInputs {
+    const { createToken: _, ...rest } = news;
+    if (olds.createToken !== undefined) {
+        const { createToken, sizeInBytes, datastoreType } = olds;
+        return { ...rest, createToken, sizeInBytes, datastoreType } as RawInputs;
+    }
+    return (found || news.createToken === undefined ? rest : { ...rest, createToken: news.createToken }) as RawInputs;
 }
 
 /**

@@ -6,8 +6,9 @@
 // itself: 400, 409 as a server does while a request with that key is still in progress (the IETF
 // Idempotency-Key draft), or 429 with a Retry-After past the deadline. The create's outcome is then
 // unknown: recorded as a pending create (partial state, not tainted, no datastore id), never as nothing,
-// never as someone else's datastore; the next up resolves it through the key and records the one
-// datastore. A POST refused outright (no earlier attempt of unknown outcome) stays a plain refusal.
+// never as someone else's datastore; the next up resolves it by replaying the request as it was sent
+// (its key and body, even when the program's createToken or size changed since; by its name when it was
+// sent without a key) and records the one datastore. A POST refused outright (no earlier attempt of unknown outcome) stays a plain refusal.
 // Fake time.
 
 import { strict as assert } from "node:assert";
@@ -17,8 +18,9 @@ import type { TaskApiServer } from "../../../provider/taskApiServer/taskApiServe
 import type { DatastoreOutputs } from "../../../provider/tasks/datastoreSchema";
 import { PartialStateError } from "../../../provider/tasks/errors/partialStateError";
 import { TaskApiError } from "../../../provider/tasks/errors/taskApiError";
+import { diffDatastore } from "../../../provider/tasks/logic/datastoreDiff";
 import type { RawInputs } from "../../../provider/tasks/logic/datastoreState";
-import { datastoreInputs, FakeTime, rejection, Servers } from "../client/support";
+import { datastoreInputs, FakeTime, GIB, rejection, Servers } from "../client/support";
 import { closeHostileApis, type HostileApi, hostileApi, json, lifecycleOf, type Received } from "./hostileApi";
 
 /** What the gateway does with the n-th POST it receives. */
@@ -136,6 +138,60 @@ describe("a create whose POST had an attempt of unknown outcome, then a refused 
             ]);
         });
     }
+
+    it("the next up resumes it as it was sent (its key, its size), though the program changed both since", async () => {
+        const api = await gateway([madeThenAnswered(502), badRequest]);
+        const { lifecycle } = lifecycleOf(api.url, time);
+        const error = await rejection(lifecycle.create(inputs()));
+        assert.ok(error instanceof PartialStateError, inspect(error));
+        const [made] = server.datastores();
+        const changed = { ...inputs(), createToken: "tok-2", sizeInBytes: 32 * GIB } as RawInputs;
+        const { outs } = await lifecycle.update(error.properties as unknown as DatastoreOutputs, changed);
+        assert.equal(outs.datastoreId, made?.id, "its own datastore, not refused as someone else's");
+        assert.equal(outs.createToken, "tok", "the key chain it was made by, until the next up records the program's");
+        assert.equal(outs.sizeInBytes, 16 * GIB);
+        assert.equal(server.datastores().length, 1);
+        const keys = server
+            .requests()
+            .filter((r) => r.method === "POST")
+            .map((r) => [r.idempotencyKey, r.status]);
+        assert.deepEqual(keys, [
+            ["tok", 202],
+            ["tok", 202],
+        ]);
+        // The next up: the size grows in place, and the program's token is recorded.
+        assert.deepEqual(diffDatastore(outs, changed), { changes: true, replaces: [], deleteBeforeReplace: false });
+        const { outs: resized } = await lifecycle.update(outs, changed);
+        assert.equal(resized.sizeInBytes, 32 * GIB);
+        assert.equal(resized.createToken, "tok-2");
+        assert.equal(server.datastores()[0]?.sizeInBytes, 32 * GIB);
+    });
+
+    it("a pending create sent without a token is resumed by its name, though the program has a createToken now", async () => {
+        const api = await gateway([madeThenAnswered(502)]);
+        const { lifecycle } = lifecycleOf(api.url, time);
+        const error = await rejection(lifecycle.create(datastoreInputs() as RawInputs));
+        assert.ok(error instanceof PartialStateError, inspect(error));
+        assert.match(error.message, /finds it by its name/);
+        const [made] = server.datastores();
+        const { outs } = await lifecycle.update(error.properties as unknown as DatastoreOutputs, inputs());
+        assert.equal(outs.datastoreId, made?.id);
+        assert.equal(server.datastores().length, 1);
+        assert.equal(server.requests().filter((r) => r.method === "POST").length, 1, "no POST with the new token");
+    });
+
+    it("a pending create keeps the key it was sent with when its resumption fails (the lookup refused)", async () => {
+        const api = await gateway([madeThenAnswered(502), badRequest]);
+        const { lifecycle } = lifecycleOf(api.url, time, { maxAttempts: 1 });
+        const error = await rejection(lifecycle.create(inputs()));
+        assert.ok(error instanceof PartialStateError, inspect(error));
+        server.addFault({ match: { method: "GET" }, fault: { status: 500 } });
+        const changed = { ...inputs(), createToken: "tok-2" } as RawInputs;
+        const failed = await rejection(lifecycle.update(error.properties as unknown as DatastoreOutputs, changed));
+        assert.ok(failed instanceof PartialStateError, inspect(failed));
+        assert.equal(failed.properties.createToken, "tok");
+        assert.equal(failed.properties.datastoreId, undefined);
+    });
 
     it("a POST refused outright (no earlier attempt of unknown outcome) stays a refusal: nothing pending", async () => {
         const api = await gateway([badRequest]);
