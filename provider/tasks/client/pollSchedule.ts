@@ -97,18 +97,3 @@ export function estimateRemaining(progressPercent: number | undefined, elapsedMs
     }
     return (elapsedMs * (100 - progressPercent)) / progressPercent;
 }
-
-/**
- * Parses a Retry-After header: delay-seconds or an HTTP date (relative to `now`). Undefined when absent
- * or unreadable.
- */
-export function parseRetryAfter(header: string | null | undefined, now: number): number | undefined {
-    if (!header) return undefined;
-    const trimmed = header.trim();
-    if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-    // An HTTP date starts with the day's name ("Sun, 06 Nov 1994 08:49:37 GMT"); Date.parse would also
-    // read "1.5" or "-1" as dates, turning a malformed header into a wait of 0.
-    if (!/^[A-Za-z]{3}/.test(trimmed)) return undefined;
-    const date = Date.parse(trimmed);
-    return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}

@@ -14,9 +14,10 @@ import { CrossOriginError } from "../errors/crossOriginError";
 import { MalformedResponseError } from "../errors/malformedResponseError";
 import { TaskApiError } from "../errors/taskApiError";
 import { TaskApiUnreachableError } from "../errors/taskApiUnreachableError";
+import { parseRetryAfter } from "../protocol/retryAfter";
 import { IDEMPOTENCY_KEY_HEADER } from "../protocol/wire";
 import { abortion, MAX_RESPONSE_BYTES, mapStrings, type Parsed, parseJson, readBody } from "./answerBody";
-import { DEFAULT_POLL_SCHEDULE, nextWait, type PollSchedule, parseRetryAfter } from "./pollSchedule";
+import { DEFAULT_POLL_SCHEDULE, nextWait, type PollSchedule } from "./pollSchedule";
 import { isThrottled, mayHaveActed, mayRetry } from "./retryPolicy";
 
 /** How to reach the API and how patient to be. */

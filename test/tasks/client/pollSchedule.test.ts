@@ -15,9 +15,9 @@ import {
     HINT_FLOOR_MS,
     nextWait,
     type PollSchedule,
-    parseRetryAfter,
     suggestedWaitMs,
 } from "../../../provider/tasks/client/pollSchedule";
+import { parseRetryAfter } from "../../../provider/tasks/protocol/retryAfter";
 
 const SCHEDULE: PollSchedule = { initialMs: 100, maxMs: 10_000 };
 /** A random source that must not be used. */
