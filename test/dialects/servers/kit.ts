@@ -218,8 +218,13 @@ export interface KitOptions {
 
 const STATUS_TITLES: Record<number, string> = {
     400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
     404: "Not Found",
+    409: "Conflict",
     413: "Content Too Large",
+    422: "Unprocessable Content",
+    429: "Too Many Requests",
     500: "Internal Server Error",
     502: "Bad Gateway",
     503: "Service Unavailable",
