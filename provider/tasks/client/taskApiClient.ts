@@ -43,12 +43,22 @@ export interface TaskApiClientOptions {
 
 /** One request. */
 export interface TaskApiRequest {
-    readonly method: "GET" | "POST" | "PATCH" | "DELETE";
+    readonly method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
     /** Path and query, or an absolute URL (a Location the server gave). */
     readonly path: string;
     readonly body?: unknown;
     /** Makes POST and PATCH safe to retry, and lets the server recognise a repeated create. */
     readonly idempotencyKey?: string;
+    /** Headers of the API's dialect (`X-Amz-Target`, `Content-Type`); never credentials, which the client adds. */
+    readonly headers?: Readonly<Record<string, string>>;
+    /**
+     * Whether sending it again cannot do the work twice, when the method alone does not say (a PUT, a
+     * read that is a POST, a write carrying a token in its body or query). Default: GET and DELETE, or
+     * a request with an idempotencyKey.
+     */
+    readonly repeatable?: boolean;
+    /** Hand back error answers (4xx) that are not retried, instead of throwing: a monitor whose HTTP code is its status. */
+    readonly acceptErrors?: boolean;
     readonly signal?: AbortSignal | undefined;
     /** Clock time after which no retry is started, and past which no wait reaches. */
     readonly deadline?: number | undefined;
@@ -62,6 +72,8 @@ export interface TaskApiResponse<T> {
     readonly body: T | undefined;
     /** The Location header as the server sent it (unresolved, unchecked: only a 202's names a task). */
     readonly location: string | undefined;
+    /** Any header of the answer, case-insensitively (`Azure-AsyncOperation`, `Retry-After`). */
+    readonly header: (name: string) => string | undefined;
 }
 
 /** An answer as read off the wire: `text` is undefined when its body could not be read, `unread` says why. */
@@ -122,7 +134,7 @@ export class TaskApiClient {
                 if (request.signal?.aborted) throw request.signal.reason;
                 failures++;
                 const outcome = { networkError: true } as const;
-                const retryable = mayRetry(request.method, !!request.idempotencyKey, outcome);
+                const retryable = mayRetry(request.method, request.repeatable ?? !!request.idempotencyKey, outcome);
                 if (!retryable || failures >= maxAttempts || this.lateBy(request, undefined) !== undefined) {
                     throw new TaskApiUnreachableError(
                         request.method,
@@ -140,7 +152,8 @@ export class TaskApiClient {
             const throttled = isThrottled(answer.status) && retryAfterMs !== undefined;
             if (!throttled) failures++;
             const outcome = { status: answer.status, retryAfter: retryAfterMs !== undefined };
-            const retryable = mayRetry(request.method, !!request.idempotencyKey, outcome);
+            const retryable = mayRetry(request.method, request.repeatable ?? !!request.idempotencyKey, outcome);
+            if (!retryable && request.acceptErrors && answer.status < 500) return this.errorAnswer<T>(answer);
             if (!retryable || failures >= maxAttempts) throw this.errorOf(request, answer, earlierOutcomeUnknown);
             // A Retry-After that reaches past the deadline: give up now rather than sleep towards it.
             const late = this.lateBy(request, retryAfterMs);
@@ -177,6 +190,10 @@ export class TaskApiClient {
         };
         if (request.body !== undefined) headers["content-type"] = "application/json";
         if (request.idempotencyKey) headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()] = request.idempotencyKey;
+        for (const [name, value] of Object.entries(request.headers ?? {})) {
+            // The dialect's headers never replace the credentials.
+            if (name.toLowerCase() !== "authorization") headers[name.toLowerCase()] = value;
+        }
         try {
             const pending = this.fetch(url, {
                 method: request.method,
@@ -244,6 +261,18 @@ export class TaskApiClient {
             status: answer.status,
             body: parsed.value as T | undefined,
             location: answer.headers.get("location") ?? undefined,
+            header: (name) => answer.headers.get(name) ?? undefined,
+        };
+    }
+
+    /** An error answer handed back as it is (acceptErrors): a body that is not JSON reads as none. */
+    private errorAnswer<T>(answer: Answer): TaskApiResponse<T> {
+        const parsed = answer.text === undefined ? undefined : parseJson(answer.text);
+        return {
+            status: answer.status,
+            body: parsed !== undefined && "value" in parsed ? (parsed.value as T) : undefined,
+            location: answer.headers.get("location") ?? undefined,
+            header: (name) => answer.headers.get(name) ?? undefined,
         };
     }
 
@@ -261,14 +290,11 @@ export class TaskApiClient {
         const parsed: Parsed =
             text === undefined ? { refused: answer.unread ?? "its body was not read" } : parseJson(text);
         const body = "value" in parsed ? parsed.value : undefined;
-        const fields = (typeof body === "object" && body !== null ? body : {}) as {
-            error?: unknown;
-            message?: unknown;
-        };
-        const code = typeof fields.error === "string" ? fields.error.slice(0, ERROR_TEXT_CHARS) : undefined;
+        const { code: rawCode, message: rawMessage } = errorFields(body);
+        const code = rawCode?.slice(0, ERROR_TEXT_CHARS);
         // Redact before cutting: a cut could split the token and leave part of it in clear.
         let message: string;
-        if (typeof fields.message === "string") message = this.redact(fields.message).slice(0, ERROR_MESSAGE_CHARS);
+        if (rawMessage !== undefined) message = this.redact(rawMessage).slice(0, ERROR_MESSAGE_CHARS);
         else if ("refused" in parsed) message = `${answer.statusText || "no message"} (${parsed.refused})`;
         else message = this.redact(text ?? "").slice(0, ERROR_TEXT_CHARS) || answer.statusText;
         return new TaskApiError(
@@ -315,6 +341,23 @@ export class TaskApiClient {
     redact(text: string): string {
         return this.options.token.length > 0 ? text.split(this.options.token).join("[redacted]") : text;
     }
+}
+
+/**
+ * The code and message of an error body, in the shapes APIs use: `{error: "code", message}` (ours),
+ * `{error: {code, message}}` (Azure, Google's google.rpc.Status), `{__type, Message}` (AWS JSON).
+ */
+function errorFields(body: unknown): { code?: string; message?: string } {
+    if (typeof body !== "object" || body === null) return {};
+    const fields = body as Record<string, unknown>;
+    const text = (value: unknown) => (typeof value === "string" ? value : undefined);
+    const nested =
+        typeof fields.error === "object" && fields.error !== null
+            ? (fields.error as Record<string, unknown>)
+            : undefined;
+    const code = text(fields.error) ?? text(nested?.code) ?? text(nested?.status) ?? text(fields.__type);
+    const message = text(fields.message) ?? text(nested?.message) ?? text(fields.Message);
+    return { ...(code === undefined ? {} : { code }), ...(message === undefined ? {} : { message }) };
 }
 
 function reasonOf(error: unknown): string {

@@ -92,7 +92,9 @@ describe("TaskApiClient", () => {
     describe("a successful request", () => {
         it("sends the bearer token and accepts JSON, and resolves with the parsed body", async () => {
             const response = await clientOf().send<DatastoreList>({ method: "GET", path: DATASTORES_PATH });
-            assert.deepEqual(response, { status: 200, body: { items: [], count: 0 }, location: undefined });
+            const { header, ...rest } = response;
+            assert.deepEqual(rest, { status: 200, body: { items: [], count: 0 }, location: undefined });
+            assert.match(header("Content-Type") ?? "", /^application\/json/);
             assert.equal(sent.length, 1);
             const [request] = sent;
             assert.equal(request?.url, `${server.url}${DATASTORES_PATH}`);
