@@ -413,6 +413,18 @@ describe("Google AIP dialect server (AIP-133/134/135/151/155, google.longrunning
             );
         });
 
+        it("gives the requestId retry of a lost create without widgetId the same operation: one widget", async () => {
+            await start({ faults: scriptedFaults([{ operation: "create", fault: { kind: "lose-answer" } }]) });
+            const path = `${WIDGETS}?requestId=${REQUEST_B}`;
+            await assert.rejects(call(server, "POST", path, { body: { displayName: "Anon" } }));
+            const retried = await call(server, "POST", path, { body: { displayName: "Anon" } });
+            assert.equal(retried.status, 200);
+            assert.equal(retried.json.name, server.operations()[0]?.name);
+            assert.equal(server.counts().live, 1);
+            const other = await call(server, "POST", `${WIDGETS}?widgetId=named&requestId=${REQUEST_B}`, { body: {} });
+            assertRpcError(other, 400, "INVALID_ARGUMENT");
+        });
+
         it("answers an injected 5xx instead of handling: nothing is created", async () => {
             await start({
                 faults: scriptedFaults([{ operation: "create", fault: { kind: "server-error", status: 503 } }]),

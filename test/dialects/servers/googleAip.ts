@@ -355,7 +355,9 @@ export async function startGoogleAipServer(
             );
         }
         const name = `${parent}/widgets/${widgetId}`;
-        const earlier = replay(request, name);
+        // The request as addressed: with a generated id, a repeat names no widget either.
+        const addressed = `${parent}/widgets?widgetId=${request.query.get("widgetId") ?? ""}`;
+        const earlier = replay(request, addressed);
         if (earlier !== undefined) return earlier;
         if (widgets.has(name)) return rpcError("ALREADY_EXISTS", `Widget ${name} already exists.`);
         const operation = begin("create", name, parent);
@@ -368,7 +370,7 @@ export async function startGoogleAipServer(
             hiddenUntilDone: operation.script.resultLate === true,
             hiddenGets: 0,
         });
-        return remember(request, name, settleAtOnce(operation));
+        return remember(request, addressed, settleAtOnce(operation));
     };
 
     const update = (request: KitRequest, name: string): KitResponse => {
