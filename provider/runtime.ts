@@ -16,6 +16,7 @@ import { CreateJournal } from "./hosts/io/createJournal";
 import { HostsFileStore, type WriteEvent } from "./hosts/io/hostsFileStore";
 import { exitWhenEngineGone } from "./shared/engineWatch";
 import type { ProviderKind } from "./shared/forwardingProvider";
+import { AsyncResourceProvider } from "./tasks/asyncResourceProvider";
 import { TaskApiClient } from "./tasks/client/taskApiClient";
 import { DatastoreProvider } from "./tasks/datastoreProvider";
 import { TaskApiConfigError } from "./tasks/errors/taskApiConfigError";
@@ -46,10 +47,20 @@ function create(kind: ProviderKind): dynamic.ResourceProvider {
             return new HostEntryProvider(hostsFileStore(process.env, journal), journal);
         }
         case "tasks:Datastore":
-            return datastoreProvider(processContext(process.argv[2]), process.env);
+            return datastoreProvider(taskContext(), process.env);
+        case "tasks:AsyncResource":
+            return new AsyncResourceProvider(taskContext(), process.env);
         default:
             throw new Error(`pulumi-lifecycle has no provider for ${JSON.stringify(kind)}; upgrade the package`);
     }
+}
+
+let sharedTaskContext: TaskProcessContext | undefined;
+
+/** One context for every task kind of this process: one Cancel hook, one SIGINT handler. */
+function taskContext(): TaskProcessContext {
+    sharedTaskContext ??= processContext(process.argv[2]);
+    return sharedTaskContext;
 }
 
 /** The Datastore provider, which connects to the task API its configuration names. */

@@ -6,7 +6,7 @@
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 
 /** The resource kinds the runtime can serve. */
-export type ProviderKind = "hosts:HostEntry" | "tasks:Datastore";
+export type ProviderKind = "hosts:HostEntry" | "tasks:Datastore" | "tasks:AsyncResource";
 
 /** What `pulumi-lifecycle/runtime` offers the forwarding provider (see runtime.ts). */
 interface Runtime {

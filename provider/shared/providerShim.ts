@@ -14,6 +14,7 @@
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 
 import hostEntryShim = require("../hosts/hostEntryShim");
+import asyncResourceShim = require("../tasks/asyncResourceShim");
 import datastoreShim = require("../tasks/datastoreShim");
 
 import type { ProviderKind } from "./forwardingProvider";
@@ -25,5 +26,12 @@ export type { ProviderKind } from "./forwardingProvider";
  * instead of once per resource, and resources register in the order the program declares them.
  */
 export function providerShim(kind: ProviderKind): dynamic.ResourceProvider {
-    return kind === "hosts:HostEntry" ? hostEntryShim : datastoreShim;
+    switch (kind) {
+        case "hosts:HostEntry":
+            return hostEntryShim;
+        case "tasks:Datastore":
+            return datastoreShim;
+        case "tasks:AsyncResource":
+            return asyncResourceShim;
+    }
 }

@@ -24,7 +24,7 @@ import { isThrottled, mayHaveActed, mayRetry } from "./retryPolicy";
 export interface TaskApiClientOptions {
     /** Base URL, e.g. `http://127.0.0.1:8080`. */
     readonly baseUrl: string;
-    /** Bearer token; only ever sent in the Authorization header. */
+    /** Bearer token; only ever sent in the Authorization header. Empty: no Authorization header. */
     readonly token: string;
     readonly clock?: Clock;
     /** Waits between retries. */
@@ -184,10 +184,9 @@ export class TaskApiClient {
         request.signal?.addEventListener("abort", forwardAbort, { once: true });
         // Every await below is raced against it: fetch's own signal does not always reach the body.
         const stopped = abortion(controller.signal);
-        const headers: Record<string, string> = {
-            authorization: `Bearer ${this.options.token}`,
-            accept: "application/json",
-        };
+        const headers: Record<string, string> = { accept: "application/json" };
+        // An API without authentication (a local service) is configured with no token: none is sent.
+        if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
         if (request.body !== undefined) headers["content-type"] = "application/json";
         if (request.idempotencyKey) headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()] = request.idempotencyKey;
         for (const [name, value] of Object.entries(request.headers ?? {})) {

@@ -3,8 +3,9 @@
 // (POST, DELETE) with an `Operation-Location` header; GET it answers `{id, status, error?, result?}`
 // with status NotStarted or Running until Succeeded, Failed or Canceled, and `Retry-After` on every
 // non-terminal answer. A write that finishes at once answers 200 (or 204) with no header. POST actions
-// are made safe to repeat by `Repeatability-Request-ID` and `Repeatability-First-Sent`; PUT and PATCH
-// (JSON merge patch, `application/merge-patch+json`) are idempotent by themselves.
+// are made safe to repeat by `Repeatability-Request-ID` and `Repeatability-First-Sent`; PUT is idempotent
+// by itself, and updates are PUTs of the whole resource (create-or-replace: the program's body is all of it;
+// a JSON merge-patch PATCH is optional in the guidelines, and not every service has one).
 
 import { parseRetryAfter } from "../retryAfter";
 import { describeError, objectOf, oneOf, percentField, stringField } from "./answerFields";
@@ -16,19 +17,15 @@ const OPERATION = "operation-location";
 export function azureDialect(): Dialect {
     return {
         name: "azure",
+        tokenReplaysCreate: false,
         create(target, body) {
             if (target.createId === undefined)
                 throw new Error("an Azure create (PUT) needs the resource's name up front");
             return { method: "PUT", path: target.itemPath(target.createId), body, repeatable: true };
         },
         read: (target, id) => ({ method: "GET", path: target.itemPath(id), repeatable: true }),
-        update: (target, id, body) => ({
-            method: "PATCH",
-            path: target.itemPath(id),
-            body,
-            headers: { "content-type": "application/merge-patch+json" },
-            repeatable: true,
-        }),
+        // PUT replaces the whole resource (create-or-replace, idempotent): the body is all of it.
+        update: (target, id, body) => ({ method: "PUT", path: target.itemPath(id), body, repeatable: true }),
         delete: (target, id) => ({ method: "DELETE", path: target.itemPath(id), repeatable: true }),
         submitted(kind, answer, now): Submitted {
             const operation = answer.header("operation-location");

@@ -28,6 +28,7 @@ const PROVISIONING_STATE = selector("properties.provisioningState");
 export function azureArmDialect(): Dialect {
     return {
         name: "azure-arm",
+        tokenReplaysCreate: false,
         create(target, body) {
             if (target.createId === undefined)
                 throw new Error("an Azure Resource Manager create needs the resource's name up front");

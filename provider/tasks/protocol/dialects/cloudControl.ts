@@ -29,6 +29,7 @@ export function cloudControlDialect(): Dialect {
     });
     return {
         name: "aws-cloudcontrol",
+        tokenReplaysCreate: true,
         create: (target, body, token) =>
             call(
                 "CreateResource",

@@ -105,6 +105,12 @@ export type WriteKind = "create" | "update" | "delete";
 /** How one family of APIs writes asynchronously. */
 export interface Dialect {
     readonly name: DialectName;
+    /**
+     * Whether a create sent again with the same token replays the first one (an idempotency key): then
+     * a resource found under the natural key may be the one an earlier create of ours made. A create that
+     * is a PUT to the item's own path is idempotent without a token, and a token tells nothing.
+     */
+    readonly tokenReplaysCreate: boolean;
     /** The call that creates the resource; `token` makes a repeat of it replay, where the API allows. */
     create(target: Target, body: unknown, token: string | undefined): HttpCall;
     /** The call that reads the resource with this id. */

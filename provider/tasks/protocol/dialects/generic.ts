@@ -48,6 +48,7 @@ export function genericDialect(options: GenericOptions): Dialect {
         token ? { [options.idempotencyHeader]: token } : {};
     return {
         name: "generic",
+        tokenReplaysCreate: options.createMethod === "POST",
         create(target: Target, body: unknown, token: string | undefined): HttpCall {
             if (options.createMethod === "PUT" && target.createId !== undefined) {
                 return {

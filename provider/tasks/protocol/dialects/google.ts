@@ -26,6 +26,7 @@ const OPERATION_NAME = /^(?!.*(?:^|\/)\.{1,2}(?:\/|$))[A-Za-z0-9._~-]+(?:\/[A-Za
 export function googleDialect(options: GoogleOptions): Dialect {
     return {
         name: "google",
+        tokenReplaysCreate: true,
         create(target, body, token): HttpCall {
             const query = new URLSearchParams();
             if (options.idParameter && target.createId !== undefined) query.set(options.idParameter, target.createId);

@@ -205,10 +205,9 @@ describe("dialects", () => {
             assert.equal(dialect.polled(started.handle, answer(200, { status: "Paused" }), NOW).state, "failed");
         });
 
-        it("patches with JSON merge patch and takes a 200 without Operation-Location as done", () => {
-            assert.deepEqual(dialect.update(TARGET, "w1", { a: 1 }, undefined).headers, {
-                "content-type": "application/merge-patch+json",
-            });
+        it("updates by a PUT of the whole resource (idempotent) and takes a 200 without Operation-Location as done", () => {
+            const call = dialect.update(TARGET, "w1", { a: 1 }, undefined);
+            assert.deepEqual([call.method, call.path, call.body, call.repeatable], ["PUT", TARGET.itemPath("w1"), { a: 1 }, true]);
             const done = dialect.submitted("update", answer(200, { name: "w1" }), NOW);
             assert.deepEqual(done, {
                 kind: "done",

@@ -1,0 +1,138 @@
+// The AsyncResource provider: glue from each engine operation to AsyncLifecycle (io/), with the
+// client of each API built once per process from the resource's `api` (its URL, and the token read
+// from the config key or environment variable the program names: never from inputs or state).
+
+import type * as dynamic from "@pulumi/pulumi/dynamic";
+import { readConfig } from "../shared/config";
+import { LifecycleError } from "../shared/errors/lifecycleError";
+import type { ApiInputs, AsyncResourceInputs, AsyncResourceOutputs } from "./asyncResourceSchema";
+import { TaskApiClient } from "./client/taskApiClient";
+import { AsyncApiTokenError } from "./errors/asyncApiTokenError";
+import { AsyncResourceDefinitionError } from "./errors/asyncResourceDefinitionError";
+import { AsyncResourceOperationError } from "./errors/asyncResourceOperationError";
+import { AsyncApi } from "./io/asyncApi";
+import { AsyncLifecycle } from "./io/asyncLifecycle";
+import { checkAsyncResource } from "./logic/asyncCheck";
+import { specOf } from "./logic/asyncSpec";
+import { diffAsyncResource, type RawAsyncInputs } from "./logic/asyncState";
+import type { TaskProcessContext } from "./processContext";
+import { settingsFrom, type TaskApiSettings } from "./taskApiSettings";
+
+/** Implements `pulumi-nodejs:dynamic/tasks:AsyncResource`. */
+export class AsyncResourceProvider implements dynamic.ResourceProvider<AsyncResourceInputs, AsyncResourceOutputs> {
+    private request: dynamic.ConfigureRequest | undefined;
+    private settings: TaskApiSettings;
+    private readonly clients = new Map<string, TaskApiClient>();
+    private readonly lifecycle: AsyncLifecycle;
+
+    /** `fetch`: how requests leave the process (the global fetch; a test may count them). */
+    constructor(
+        private readonly context: TaskProcessContext,
+        private readonly env: NodeJS.ProcessEnv,
+        private readonly fetch: typeof globalThis.fetch = globalThis.fetch,
+    ) {
+        this.settings = settingsFrom(undefined, env);
+        this.lifecycle = new AsyncLifecycle(
+            (inputs) => this.apiFor(inputs),
+            context.clock,
+            context.sleep,
+            context.signal,
+            context.report,
+            this.settings.schedule,
+        );
+    }
+
+    async configure(request: dynamic.ConfigureRequest): Promise<void> {
+        this.request = request;
+        this.settings = settingsFrom(request, this.env);
+        this.clients.clear();
+    }
+
+    /** Validates the inputs; every failure names its field. */
+    async check(_olds: AsyncResourceInputs, news: AsyncResourceInputs): Promise<dynamic.CheckResult<AsyncResourceInputs>> {
+        const { __provider, ...given } = news as RawAsyncInputs;
+        const { inputs, failures } = checkAsyncResource(given);
+        return { inputs: { ...inputs, ...(__provider === undefined ? {} : { __provider }) } as AsyncResourceInputs, failures };
+    }
+
+    async diff(_id: string, olds: AsyncResourceOutputs, news: AsyncResourceInputs): Promise<dynamic.DiffResult> {
+        return diffAsyncResource(olds, news);
+    }
+
+    /** Creates the resource; if this fails, what may exist is recorded as partial state, never forgotten. */
+    create(inputs: AsyncResourceInputs): Promise<dynamic.CreateResult<AsyncResourceOutputs>> {
+        return this.context.track(this.named(inputs, "create", () => this.lifecycle.create(inputs as RawAsyncInputs)));
+    }
+
+    /** Reads the resource as the API has it; nothing when it is gone. */
+    async read(id: string, props?: AsyncResourceOutputs): Promise<dynamic.ReadResult<AsyncResourceOutputs>> {
+        if (!props?.api) {
+            throw new AsyncResourceDefinitionError(id);
+        }
+        return (await this.named(props, "read", () => this.lifecycle.read(props))) ?? {};
+    }
+
+    /** Updates the resource; if this fails, the state on record stays true (partial state where an operation is under way). */
+    update(_id: string, olds: AsyncResourceOutputs, news: AsyncResourceInputs): Promise<dynamic.UpdateResult<AsyncResourceOutputs>> {
+        return this.context.track(this.named(news, "update", () => this.lifecycle.update(olds, news as RawAsyncInputs)));
+    }
+
+    /** Deletes the resource; if this fails, it stays in the stack's state. */
+    delete(_id: string, props: AsyncResourceOutputs): Promise<void> {
+        return this.context.track(this.named(props, "delete", () => this.lifecycle.delete(props)));
+    }
+
+    /** The API of a resource: one client per URL and token source per process. */
+    private apiFor(inputs: AsyncResourceInputs): AsyncApi {
+        const spec = specOf(inputs);
+        const { api } = inputs;
+        const cacheKey = JSON.stringify([api.url, api.tokenConfig, api.tokenEnv]);
+        let client = this.clients.get(cacheKey);
+        if (!client) {
+            client = new TaskApiClient({
+                baseUrl: api.url,
+                token: this.tokenOf(api),
+                clock: this.context.clock,
+                sleep: this.context.sleep,
+                random: this.context.random,
+                schedule: this.settings.schedule,
+                fetch: this.fetch,
+                ...(this.settings.requestTimeoutMs ? { requestTimeoutMs: this.settings.requestTimeoutMs } : {}),
+            });
+            this.clients.set(cacheKey, client);
+        }
+        return new AsyncApi(spec, client, this.context, this.settings.schedule);
+    }
+
+    /** The token from the named config key, else the named environment variable; none when neither is named. */
+    private tokenOf(api: ApiInputs): string {
+        if (!api.tokenConfig && !api.tokenEnv) return "";
+        const fromConfig = api.tokenConfig && this.request ? readConfig(this.request, api.tokenConfig) : undefined;
+        const token = fromConfig ?? (api.tokenEnv ? this.env[api.tokenEnv] : undefined);
+        if (!token) throw new AsyncApiTokenError(api.url, api.tokenConfig, api.tokenEnv);
+        return token;
+    }
+
+    /** Runs an operation; whatever it fails with names its resource and is a LifecycleError. */
+    private async named<T>(
+        inputs: AsyncResourceInputs,
+        operation: "create" | "read" | "update" | "delete",
+        work: () => Promise<T>,
+    ): Promise<T> {
+        try {
+            return await work();
+        } catch (error) {
+            let label: string;
+            try {
+                label = specOf(inputs).label;
+            } catch {
+                throw error;
+            }
+            if (error instanceof LifecycleError) {
+                if (!error.message.includes(label)) error.message = `${label}: ${error.message}`;
+                throw error;
+            }
+            throw new AsyncResourceOperationError(label, operation, error);
+        }
+    }
+}

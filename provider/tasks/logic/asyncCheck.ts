@@ -1,0 +1,232 @@
+// Pure validation and normalization of AsyncResource inputs (the provider's `check`). Every input that
+// reaches a request is checked here, and each failure names its field: a path template with an unknown
+// placeholder or a `..`, a natural key missing from the body, an unknown dialect, a selector or locator
+// that does not parse, a body that is not a JSON object, a path parameter that would leave its segment.
+
+import type * as dynamic from "@pulumi/pulumi/dynamic";
+import { containsUnknown, isUnknown } from "../../shared/unknown";
+import type { ApiInputs, AsyncResourceInputs, GenericDialectInputs, LookupInputs } from "../asyncResourceSchema";
+import { DIALECT_NAMES, type DialectName } from "../protocol/dialects/dialect";
+import { segmentProblem } from "../protocol/pathTemplate";
+import { resolve, type SpecProblem } from "./asyncSpec";
+import { createToken, describe, type Fail, flag, timeouts } from "./checkFields";
+
+/** How deep a body may nest: deeper is no API's resource, and would only cost the process. */
+const MAX_BODY_DEPTH = 32;
+const CONFIG_KEY = /^[A-Za-z0-9_.-]+:[A-Za-z0-9_.:-]+$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+const GENERIC_KEYS = new Set<keyof GenericDialectInputs>([
+    "createMethod",
+    "updateMethod",
+    "monitor",
+    "status",
+    "success",
+    "pending",
+    "canceled",
+    "resource",
+    "idempotencyHeader",
+]);
+
+/** Validates and normalizes raw inputs. */
+export function checkAsyncResource(news: Record<string, unknown>): {
+    inputs: AsyncResourceInputs;
+    failures: dynamic.CheckFailure[];
+} {
+    const failures: dynamic.CheckFailure[] = [];
+    const fail: Fail = (property, reason) => failures.push({ property, reason });
+    const inputs: AsyncResourceInputs = {
+        api: api(news.api, fail),
+        collectionPath: text("collectionPath", news.collectionPath, fail),
+        itemPath: text("itemPath", news.itemPath, fail),
+        pathParameters: parameters(news.pathParameters, fail),
+        body: body(news.body, fail),
+        naturalKey: text("naturalKey", news.naturalKey, fail),
+        replaceOnChanges: names("replaceOnChanges", news.replaceOnChanges, fail),
+        adopt: flag("adopt", news.adopt, fail),
+        untaint: flag("untaint", news.untaint, fail),
+    };
+    if (news.idField !== undefined && news.idField !== null) inputs.idField = text("idField", news.idField, fail);
+    if (news.key !== undefined && news.key !== null) {
+        const problem = isUnknown(news.key) ? undefined : segmentProblem(news.key);
+        if (problem) fail("key", `${describe(news.key)} cannot be a natural key: ${problem}`);
+        else inputs.key = news.key as string;
+    }
+    const found = lookup(news.lookup, fail);
+    if (found) inputs.lookup = found;
+    const token = createToken(news.createToken, fail);
+    if (token !== undefined) inputs.createToken = token;
+    const limits = timeouts(news.timeouts, fail);
+    if (limits !== undefined) inputs.timeouts = limits;
+    // What depends on values not known until the update runs is checked once they are.
+    if (failures.length === 0 && !hasUnknown(inputs)) {
+        const problems: SpecProblem[] = [];
+        resolve(inputs, problems);
+        for (const problem of problems) fail(problem.property, problem.reason);
+    }
+    return { inputs, failures };
+}
+
+function api(value: unknown, fail: Fail): ApiInputs {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+        fail("api", `must be an object such as { url: "https://api.example.com", dialect: "generic" }, not ${describe(value)}`);
+        return { url: "", dialect: "generic" };
+    }
+    const given = value as Record<string, unknown>;
+    const result: ApiInputs = { url: url(given.url, fail), dialect: dialect(given.dialect, fail) };
+    const optional = (name: "tokenConfig" | "tokenEnv" | "versionPrefix" | "idParameter" | "typeName", pattern: RegExp, what: string) => {
+        const field = given[name];
+        if (field === undefined || field === null) return;
+        if (isUnknown(field)) {
+            result[name] = field as string;
+            return;
+        }
+        if (typeof field !== "string" || !pattern.test(field)) fail(`api.${name}`, `${describe(field)} is not ${what}`);
+        else result[name] = field;
+    };
+    optional("tokenConfig", CONFIG_KEY, "a config key such as widgets:token");
+    optional("tokenEnv", ENV_NAME, "an environment variable name such as WIDGETS_TOKEN");
+    optional("versionPrefix", /^\/[A-Za-z0-9._~-]{1,40}$/, "a version prefix such as /v1");
+    optional("idParameter", /^[A-Za-z][A-Za-z0-9_]{0,63}$/, "a query parameter name such as widgetId");
+    optional("typeName", /^[A-Za-z0-9]{1,64}::[A-Za-z0-9]{1,64}::[A-Za-z0-9]{1,64}$/, "a type name such as AWS::Logs::LogGroup");
+    if (given.generic !== undefined && given.generic !== null) {
+        if (typeof given.generic !== "object" || Array.isArray(given.generic)) {
+            fail("api.generic", `must be an object of the generic dialect's options, not ${describe(given.generic)}`);
+        } else {
+            const options = given.generic as Record<string, unknown>;
+            for (const key of Object.keys(options)) {
+                if (!GENERIC_KEYS.has(key as keyof GenericDialectInputs))
+                    fail(`api.generic.${key}`, `is no option of the generic dialect; use ${[...GENERIC_KEYS].join(", ")}`);
+            }
+            const method = (name: "createMethod" | "updateMethod", allowed: string[]) => {
+                const given = options[name];
+                if (given !== undefined && !allowed.includes(given as string))
+                    fail(`api.generic.${name}`, `${describe(given)} is not one of ${allowed.join(", ")}`);
+            };
+            method("createMethod", ["POST", "PUT"]);
+            method("updateMethod", ["PATCH", "PUT", "POST"]);
+            result.generic = options as GenericDialectInputs;
+        }
+    }
+    for (const key of Object.keys(given)) {
+        if (!["url", "dialect", "tokenConfig", "tokenEnv", "generic", "versionPrefix", "idParameter", "typeName"].includes(key))
+            fail(`api.${key}`, key === "token" ? "the token never goes into inputs (it would be stored in state); name where it is with tokenConfig or tokenEnv" : "is no setting of an API");
+    }
+    return result;
+}
+
+function url(value: unknown, fail: Fail): string {
+    if (isUnknown(value)) return value as string;
+    if (typeof value !== "string") {
+        fail("api.url", `must be the API's URL such as "https://api.example.com", not ${describe(value)}`);
+        return "";
+    }
+    let parsed: URL;
+    try {
+        parsed = new URL(value);
+    } catch {
+        fail("api.url", `${describe(value)} is not a URL; write it as https://host[:port][/base]`);
+        return value;
+    }
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
+        fail("api.url", `must be an http:// or https:// URL, not ${parsed.protocol}`);
+    else if (parsed.username || parsed.password)
+        fail("api.url", "must not carry credentials; name where the token is with api.tokenConfig or api.tokenEnv");
+    else if (parsed.search || parsed.hash) fail("api.url", "must not carry a query or a fragment");
+    return value;
+}
+
+function dialect(value: unknown, fail: Fail): DialectName {
+    if (isUnknown(value)) return value as DialectName;
+    const usable = DIALECT_NAMES.filter((name) => name !== "greenlake");
+    if (typeof value !== "string" || !(usable as readonly string[]).includes(value)) {
+        fail("api.dialect", `${describe(value)} is no dialect; use ${usable.join(", ")}`);
+        return "generic";
+    }
+    return value as DialectName;
+}
+
+function text(property: string, value: unknown, fail: Fail): string {
+    if (isUnknown(value)) return value as string;
+    if (typeof value !== "string" || value.length === 0) {
+        fail(property, `must be a non-empty string, not ${describe(value)}`);
+        return "";
+    }
+    return value;
+}
+
+function parameters(value: unknown, fail: Fail): Record<string, string> {
+    if (value === undefined || value === null) return {};
+    if (typeof value !== "object" || Array.isArray(value)) {
+        fail("pathParameters", `must be an object of strings, not ${describe(value)}`);
+        return {};
+    }
+    const result: Record<string, string> = {};
+    for (const [name, parameter] of Object.entries(value as Record<string, unknown>)) {
+        const problem = isUnknown(parameter) ? undefined : segmentProblem(parameter);
+        if (problem) fail(`pathParameters.${name}`, `${describe(parameter)} cannot be a path segment: ${problem}`);
+        else result[name] = parameter as string;
+    }
+    return result;
+}
+
+function body(value: unknown, fail: Fail): Record<string, unknown> {
+    let parsed = value;
+    if (typeof value === "string" && !isUnknown(value)) {
+        try {
+            parsed = JSON.parse(value) as unknown;
+        } catch (error) {
+            fail("body", `is not JSON: ${(error as Error).message}`);
+            return {};
+        }
+    }
+    if (isUnknown(parsed)) return parsed as unknown as Record<string, unknown>;
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+        fail("body", `must be a JSON object (the resource as the API takes it), not ${describe(parsed)}`);
+        return {};
+    }
+    const problem = jsonProblem(parsed, 0);
+    if (problem) fail("body", problem);
+    return parsed as Record<string, unknown>;
+}
+
+/** Why a value cannot be sent as JSON as it is, or undefined. */
+function jsonProblem(value: unknown, depth: number): string | undefined {
+    if (depth > MAX_BODY_DEPTH) return `it nests deeper than ${MAX_BODY_DEPTH} levels`;
+    if (typeof value === "number" && !Number.isFinite(value)) return `it holds ${value}, which JSON cannot carry`;
+    if (typeof value !== "object" || value === null) return undefined;
+    for (const inner of Object.values(value)) {
+        const problem = jsonProblem(inner, depth + 1);
+        if (problem) return problem;
+    }
+    return undefined;
+}
+
+function names(property: string, value: unknown, fail: Fail): string[] {
+    if (value === undefined || value === null) return [];
+    if (!Array.isArray(value) || value.some((name) => typeof name !== "string" || name.length === 0)) {
+        fail(property, `must be a list of body property names, not ${describe(value)}`);
+        return [];
+    }
+    return value as string[];
+}
+
+function lookup(value: unknown, fail: Fail): LookupInputs | undefined {
+    if (value === undefined || value === null) return undefined;
+    if (typeof value !== "object" || Array.isArray(value)) {
+        fail("lookup", `must be an object such as { query: "name={key}", items: "items" }, not ${describe(value)}`);
+        return undefined;
+    }
+    const given = value as Record<string, unknown>;
+    const result: LookupInputs = {};
+    for (const key of ["query", "items"] as const) {
+        if (given[key] === undefined) continue;
+        result[key] = text(`lookup.${key}`, given[key], fail);
+    }
+    return result;
+}
+
+function hasUnknown(value: unknown): boolean {
+    if (containsUnknown(value)) return true;
+    if (typeof value !== "object" || value === null) return false;
+    return Object.values(value).some(hasUnknown);
+}

@@ -1,0 +1,258 @@
+// Pure: a checked AsyncResource's inputs resolved once into what every operation works with (the
+// dialect, where its collection and items are, how its natural key and its API id are read), as `ky`
+// normalizes its options once instead of threading them through every call. Each parse here is also
+// what check reports, so anything that resolves at operation time was already refused at check time.
+
+import type { ApiInputs, AsyncResourceInputs, GenericDialectInputs } from "../asyncResourceSchema";
+import { azureDialect } from "../protocol/dialects/azure";
+import { azureArmDialect } from "../protocol/dialects/azureArm";
+import { cloudControlDialect } from "../protocol/dialects/cloudControl";
+import type { Dialect, Target } from "../protocol/dialects/dialect";
+import { GENERIC_DEFAULTS, type GenericOptions, genericDialect } from "../protocol/dialects/generic";
+import { googleDialect } from "../protocol/dialects/google";
+import { type Locator, parseLocator } from "../protocol/dialects/locator";
+import { fillPathTemplate, ID_PLACEHOLDER, type PathTemplate, parsePathTemplate } from "../protocol/pathTemplate";
+import { isSelectorProblem, parseSelector, type Selector, select } from "../protocol/selector";
+
+/** A problem with one input, for a check failure: the property path and what is wrong. */
+export interface SpecProblem {
+    readonly property: string;
+    readonly reason: string;
+}
+
+/** Everything an operation on one AsyncResource needs to know about where and how it lives. */
+export interface AsyncSpec {
+    readonly dialect: Dialect;
+    /** The natural key (the Pulumi id): the value at `naturalKey` in the body. */
+    readonly key: string;
+    /** Where its collection and items are. */
+    readonly target: Target;
+    /** Whether the natural key is the API's id (items are read at `itemPath(key)`). */
+    readonly keyIsId: boolean;
+    /** The API id in one of its records, or undefined when the record has none. */
+    readonly idOf: (record: unknown) => string | undefined;
+    /** The natural key in one of its records. */
+    readonly keyOf: (record: unknown) => unknown;
+    /** The list lookup by natural key: its path and where its items are (keyIsId: none needed). */
+    readonly listPath: string;
+    readonly listItems: (answer: unknown) => unknown[] | undefined;
+    /** "widget \"w1\" at /widgets", for messages. */
+    readonly label: string;
+}
+
+/** Where a list answer keeps its items, by default, in the order tried. */
+const DEFAULT_ITEM_FIELDS = ["items", "value", "data"];
+
+/** The dialect the inputs name, with its options; or the problems with them. */
+export function dialectOf(api: ApiInputs): Dialect | SpecProblem[] {
+    switch (api.dialect) {
+        case "generic": {
+            const options = genericOptions(api.generic ?? {});
+            return Array.isArray(options) ? options : genericDialect(options);
+        }
+        case "azure-arm":
+            return azureArmDialect();
+        case "azure":
+            return azureDialect();
+        case "google":
+            if (!api.idParameter)
+                return [
+                    {
+                        property: "api.idParameter",
+                        reason: "the google dialect needs the query parameter that sets the id on create (AIP-133), such as widgetId",
+                    },
+                ];
+            return googleDialect({ versionPrefix: api.versionPrefix ?? "/v1", idParameter: api.idParameter });
+        case "aws-cloudcontrol":
+            if (!api.typeName)
+                return [
+                    {
+                        property: "api.typeName",
+                        reason: "the aws-cloudcontrol dialect needs the resource type name, such as AWS::Logs::LogGroup",
+                    },
+                ];
+            return cloudControlDialect();
+        default:
+            return [
+                {
+                    property: "api.dialect",
+                    reason: `${JSON.stringify(api.dialect)} is no dialect; use generic, azure-arm, azure, google or aws-cloudcontrol`,
+                },
+            ];
+    }
+}
+
+/** Whether the natural key must be the API's id: the dialect creates at the item's own path, or names it up front. */
+export function keyMustBeId(api: ApiInputs): boolean {
+    return (
+        api.dialect === "azure-arm" ||
+        api.dialect === "azure" ||
+        api.dialect === "google" ||
+        api.dialect === "aws-cloudcontrol" ||
+        (api.dialect === "generic" && api.generic?.createMethod === "PUT")
+    );
+}
+
+/** Resolves checked inputs; throws on what check refuses (a last guard: check reports these first). */
+export function specOf(inputs: AsyncResourceInputs): AsyncSpec {
+    const problems: SpecProblem[] = [];
+    const spec = resolve(inputs, problems);
+    if (!spec) {
+        const first = problems[0] as SpecProblem;
+        throw new Error(`${first.property}: ${first.reason}`);
+    }
+    return spec;
+}
+
+/** Resolves the inputs, adding every problem found to `problems`; undefined when there is one. */
+export function resolve(inputs: AsyncResourceInputs, problems: SpecProblem[]): AsyncSpec | undefined {
+    const before = problems.length;
+    const dialect = dialectOf(inputs.api);
+    if (Array.isArray(dialect)) problems.push(...dialect);
+    const collection = template("collectionPath", inputs.collectionPath, problems);
+    const item = template("itemPath", inputs.itemPath, problems);
+    if (item && !placeholders(item).includes(ID_PLACEHOLDER))
+        problems.push({ property: "itemPath", reason: "it must name the item's id as {id}" });
+    for (const [property, parsed] of [
+        ["collectionPath", collection],
+        ["itemPath", item],
+    ] as const) {
+        if (!parsed) continue;
+        for (const name of placeholders(parsed)) {
+            if (name === ID_PLACEHOLDER) {
+                if (property === "collectionPath")
+                    problems.push({ property, reason: "{id} belongs in itemPath, not in the collection's path" });
+                continue;
+            }
+            if (!(name in inputs.pathParameters))
+                problems.push({
+                    property,
+                    reason: `{${name}} is an unknown placeholder: give it a value in pathParameters.${name}, or write {id}`,
+                });
+        }
+    }
+    const keyAt = selectorOf("naturalKey", inputs.naturalKey, problems);
+    const key = inputs.key ?? (keyAt ? select(inputs.body, keyAt) : undefined);
+    if (keyAt && inputs.key === undefined && (typeof key !== "string" || key.length === 0))
+        problems.push({
+            property: "body",
+            reason: `the natural key ${inputs.naturalKey} is ${key === undefined ? "missing from the body" : `not a non-empty string (${JSON.stringify(key)})`}; put it in the body, or give it as key when the API takes it in the path`,
+        });
+    const mustBeId = keyMustBeId(inputs.api);
+    if (mustBeId && inputs.idField !== undefined)
+        problems.push({
+            property: "idField",
+            reason: `the ${inputs.api.dialect} dialect addresses the resource by its natural key; remove idField`,
+        });
+    if (!mustBeId && inputs.idField === undefined)
+        problems.push({
+            property: "idField",
+            reason: "the API chooses the resource's id on create: say where its records carry it (such as id)",
+        });
+    const idAt = inputs.idField === undefined ? undefined : selectorOf("idField", inputs.idField, problems);
+    const itemsAt =
+        inputs.lookup?.items === undefined ? undefined : selectorOf("lookup.items", inputs.lookup.items, problems);
+    if (inputs.lookup?.query !== undefined && !/^[A-Za-z0-9\-._~!$&'()*+,;=:@/?%{} ]*$/.test(inputs.lookup.query))
+        problems.push({ property: "lookup.query", reason: "it holds characters a query cannot" });
+    if (problems.length > before || !collection || !item || !keyAt || Array.isArray(dialect)) return undefined;
+
+    const naturalKey = key as string;
+    const parameters = inputs.pathParameters;
+    const collectionPath = fillPathTemplate(collection, parameters);
+    const target: Target = {
+        collectionPath,
+        itemPath: (id) => fillPathTemplate(item, { ...parameters, [ID_PLACEHOLDER]: id }),
+        ...(mustBeId ? { createId: naturalKey } : {}),
+        ...(inputs.api.typeName ? { typeName: inputs.api.typeName } : {}),
+    };
+    const query = inputs.lookup?.query?.replaceAll("{key}", encodeURIComponent(naturalKey)).replaceAll(" ", "%20");
+    return {
+        dialect,
+        key: naturalKey,
+        target,
+        keyIsId: mustBeId,
+        idOf: (record) => {
+            if (!idAt) return naturalKey;
+            const id = select(record, idAt);
+            return typeof id === "string" && id.length > 0 ? id : typeof id === "number" ? String(id) : undefined;
+        },
+        keyOf: (record) => select(record, keyAt),
+        listPath: query ? `${collectionPath}${collectionPath.includes("?") ? "&" : "?"}${query}` : collectionPath,
+        listItems: (answer) => itemsOf(answer, itemsAt),
+        label: `${JSON.stringify(naturalKey)} at ${collectionPath}`,
+    };
+}
+
+function itemsOf(answer: unknown, at: Selector | undefined): unknown[] | undefined {
+    if (at) {
+        const items = select(answer, at);
+        return Array.isArray(items) ? items : undefined;
+    }
+    if (Array.isArray(answer)) return answer;
+    for (const field of DEFAULT_ITEM_FIELDS) {
+        const items = select(answer, { source: field, steps: [field] });
+        if (Array.isArray(items)) return items;
+    }
+    return undefined;
+}
+
+function template(property: string, source: string, problems: SpecProblem[]): PathTemplate | undefined {
+    const parsed = parsePathTemplate(source);
+    if ("problem" in parsed) {
+        problems.push({ property, reason: `${JSON.stringify(source)}: ${parsed.problem}` });
+        return undefined;
+    }
+    return parsed;
+}
+
+function placeholders(template: PathTemplate): string[] {
+    return template.parts.flatMap((part) => ("placeholder" in part ? [part.placeholder] : []));
+}
+
+function selectorOf(property: string, source: string, problems: SpecProblem[]): Selector | undefined {
+    const parsed = parseSelector(source);
+    if (isSelectorProblem(parsed)) {
+        problems.push({ property, reason: `${JSON.stringify(source)} is no selector: ${parsed.problem}` });
+        return undefined;
+    }
+    return parsed;
+}
+
+/** The generic dialect's options from the program's, over the defaults; or the problems with them. */
+function genericOptions(given: GenericDialectInputs): GenericOptions | SpecProblem[] {
+    const problems: SpecProblem[] = [];
+    const locator = (name: "monitor" | "status" | "resource", allowCode: boolean): Locator | undefined => {
+        const source = given[name];
+        if (source === undefined) return GENERIC_DEFAULTS[name];
+        const parsed = parseLocator(source, allowCode);
+        if ("problem" in parsed) {
+            problems.push({ property: `api.generic.${name}`, reason: parsed.problem });
+            return undefined;
+        }
+        return parsed;
+    };
+    const words = (name: "success" | "pending" | "canceled"): readonly string[] => {
+        const list = given[name];
+        if (list === undefined) return GENERIC_DEFAULTS[name];
+        if (!Array.isArray(list) || list.some((word) => typeof word !== "string" || word.length === 0)) {
+            problems.push({ property: `api.generic.${name}`, reason: "it must be a list of non-empty words" });
+            return [];
+        }
+        return list;
+    };
+    const header = given.idempotencyHeader ?? GENERIC_DEFAULTS.idempotencyHeader;
+    if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/.test(header) || header.toLowerCase() === "authorization")
+        problems.push({ property: "api.generic.idempotencyHeader", reason: `${JSON.stringify(header)} is not a header we may set` });
+    const options: GenericOptions = {
+        createMethod: given.createMethod ?? GENERIC_DEFAULTS.createMethod,
+        updateMethod: given.updateMethod ?? GENERIC_DEFAULTS.updateMethod,
+        monitor: locator("monitor", false) as Locator,
+        status: locator("status", true) as Locator,
+        resource: locator("resource", false) as Locator,
+        success: words("success"),
+        pending: words("pending"),
+        canceled: words("canceled"),
+        idempotencyHeader: header,
+    };
+    return problems.length > 0 ? problems : options;
+}

@@ -1,0 +1,145 @@
+// Pure state of an AsyncResource: the outputs recorded after each operation, partial state for the
+// engine, the diff against new inputs, and what a pending create is resumed with.
+
+import type { ResourceDiff } from "../../shared/resourceDiff";
+import { isUnknown } from "../../shared/unknown";
+import type { AsyncResourceInputs, AsyncResourceOutputs, PendingOperation } from "../asyncResourceSchema";
+import { TIMEOUT_KEYS } from "../datastoreSchema";
+import { PartialStateError } from "../errors/partialStateError";
+import { isSelectorProblem, parseSelector, select } from "../protocol/selector";
+
+/** Inputs as the engine hands them over: the checked inputs plus `__provider`. */
+export type RawAsyncInputs = AsyncResourceInputs & Record<string, unknown>;
+
+/** What an operation knows besides the inputs. */
+export interface Known {
+    readonly resourceId?: string | undefined;
+    readonly resource?: unknown;
+    readonly operation?: PendingOperation | undefined;
+    readonly tainted: boolean;
+    readonly taintReason?: string | undefined;
+}
+
+/** State from the inputs and what the API says. */
+export function outputsOf(inputs: AsyncResourceInputs, known: Known): AsyncResourceOutputs {
+    const { __provider: _, ...settings } = inputs as RawAsyncInputs;
+    const outputs: AsyncResourceOutputs = { ...(settings as AsyncResourceInputs), tainted: known.tainted };
+    if (known.resourceId !== undefined) outputs.resourceId = known.resourceId;
+    if (known.resource !== undefined) outputs.resource = known.resource;
+    if (known.operation !== undefined) outputs.operation = known.operation;
+    if (known.taintReason !== undefined) outputs.taintReason = known.taintReason;
+    return outputs;
+}
+
+/** A create that was interrupted, or whose outcome was unknown: nothing on record, not tainted. */
+export function isPendingCreate(olds: Partial<AsyncResourceOutputs>): boolean {
+    return olds.resourceId === undefined && !olds.tainted;
+}
+
+/**
+ * The inputs a pending create is resumed with: the program's settings, and the request as it was sent
+ * (its body and createToken), since only a replay of that request with its token is recognised by the
+ * API as the same create. Changes to the body since are sent by the update that follows.
+ */
+export function resumedInputs(olds: AsyncResourceOutputs, news: RawAsyncInputs): RawAsyncInputs {
+    if (olds.createToken === undefined) return news;
+    return { ...news, createToken: olds.createToken, body: olds.body };
+}
+
+/** The outputs a failed update leaves on record: the old state, with the operation it was waiting on. */
+export function keptOutputs(
+    olds: AsyncResourceOutputs,
+    news: AsyncResourceInputs,
+    operation?: PendingOperation,
+): AsyncResourceOutputs {
+    const { __provider: _, ...rest } = olds as AsyncResourceOutputs & { __provider?: unknown };
+    const kept: AsyncResourceOutputs = { ...rest, untaint: news.untaint, timeouts: news.timeouts };
+    if (news.timeouts === undefined) delete kept.timeouts;
+    if (operation) kept.operation = operation;
+    return kept;
+}
+
+/**
+ * Partial state for the engine: the raw inputs (with `__provider`) and what is known, under the natural
+ * key. Undefined values are left out: the SDK server cannot encode them.
+ */
+export function partialState(
+    inputs: RawAsyncInputs,
+    key: string,
+    label: string,
+    outputs: AsyncResourceOutputs,
+    reason: string,
+): PartialStateError {
+    const message = `${label}: ${reason}`;
+    const properties = Object.fromEntries(
+        Object.entries({ ...inputs, ...outputs }).filter(([, value]) => value !== undefined),
+    );
+    return new PartialStateError(message, key, properties, [message]);
+}
+
+/** Settings whose change moves the resource elsewhere: each replaces it. */
+const LOCATION = ["collectionPath", "itemPath", "pathParameters", "naturalKey", "idField"] as const;
+
+/**
+ * The API, its location and the natural key replace; so do the body properties the program names in
+ * replaceOnChanges; other body changes update in place (the dialect's update call). Settings only the
+ * state knows change nothing at the API. A tainted resource is replaced unless the program sets untaint.
+ * A replacement that keeps the natural key deletes first (the key is unique at the API).
+ */
+export function diffAsyncResource(olds: Partial<AsyncResourceOutputs>, news: AsyncResourceInputs): ResourceDiff {
+    const replaces: string[] = [];
+    const oldApi = olds.api;
+    if (!oldApi || differs(oldApi.url, news.api.url)) replaces.push("api.url");
+    if (!oldApi || differs(oldApi.dialect, news.api.dialect)) replaces.push("api.dialect");
+    if (differs(oldApi?.typeName, news.api.typeName)) replaces.push("api.typeName");
+    for (const name of LOCATION) if (differs(olds[name], news[name])) replaces.push(name);
+    const keyChanged = differs(keyIn(olds), keyIn(news));
+    if (keyChanged) replaces.push(`body.${news.naturalKey}`);
+    for (const name of news.replaceOnChanges) {
+        if (differs(olds.body?.[name], isUnknown(news.body) ? news.body : news.body[name])) replaces.push(`body.${name}`);
+    }
+    if (olds.tainted === true && news.untaint !== true) replaces.push("tainted");
+    const settingsChanged =
+        differs(olds.body, news.body) ||
+        differs(oldApi, news.api) ||
+        differs(olds.lookup, news.lookup) ||
+        differs(olds.replaceOnChanges ?? [], news.replaceOnChanges) ||
+        news.createToken !== olds.createToken ||
+        TIMEOUT_KEYS.some((key) => differs(olds.timeouts?.[key], news.timeouts?.[key])) ||
+        news.adopt !== (olds.adopt ?? false) ||
+        news.untaint !== (olds.untaint ?? false) ||
+        olds.tainted === true;
+    return {
+        changes: replaces.length > 0 || settingsChanged,
+        replaces,
+        // Unknown during preview counts as unchanged: the unsafe case, which must delete first.
+        deleteBeforeReplace: replaces.length > 0 && !keyChanged && !differs(oldApi?.url, news.api.url),
+    };
+}
+
+/** Whether the update must send the body: it changed since it was last sent. */
+export function bodyChanged(olds: Partial<AsyncResourceOutputs>, news: AsyncResourceInputs): boolean {
+    return differs(olds.body, news.body);
+}
+
+function keyIn(values: Partial<AsyncResourceInputs>): unknown {
+    if (values.key !== undefined) return values.key;
+    if (!values.body || isUnknown(values.body) || !values.naturalKey) return values.body;
+    const at = parseSelector(values.naturalKey);
+    return isSelectorProblem(at) ? undefined : select(values.body, at);
+}
+
+/** Whether two JSON values differ (object keys compared in any order); unknown differs from everything. */
+export function differs(a: unknown, b: unknown): boolean {
+    if (isUnknown(a) || isUnknown(b)) return true;
+    return canonical(a) !== canonical(b);
+}
+
+function canonical(value: unknown): string {
+    if (typeof value !== "object" || value === null) return JSON.stringify(value) ?? "undefined";
+    if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+    const entries = Object.entries(value)
+        .filter(([, inner]) => inner !== undefined)
+        .sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
+    return `{${entries.map(([key, inner]) => `${JSON.stringify(key)}:${canonical(inner)}`).join(",")}}`;
+}

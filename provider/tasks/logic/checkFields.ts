@@ -1,0 +1,69 @@
+// Pure checks of the fields every async resource shares (the create token, timeouts, flags), and the
+// one way a bad value is described in a check failure.
+
+import { parseDuration } from "../../shared/duration";
+import { describeCharacter, quote } from "../../shared/text";
+import { isUnknown } from "../../shared/unknown";
+import { type DatastoreTimeouts, TIMEOUT_KEYS } from "../datastoreSchema";
+
+/** Reports a check failure: the property and why. */
+export type Fail = (property: string, reason: string) => void;
+
+const TOKEN_CHARACTER = /^[\x21-\x7e]$/;
+
+export function createToken(value: unknown, fail: Fail): string | undefined {
+    if (value === undefined || value === null || isUnknown(value)) return (value ?? undefined) as string | undefined;
+    // 240, not the header's 255: the keys of later creates append "~<n>" (see createKey).
+    if (typeof value !== "string" || value.length === 0 || value.length > 240) {
+        fail("createToken", `${describe(value)} is not a token of 1 to 240 characters`);
+        return undefined;
+    }
+    const bad = [...value].find((c) => !TOKEN_CHARACTER.test(c));
+    if (bad !== undefined) {
+        fail(
+            "createToken",
+            `contains ${describeCharacter(bad)}; a token is printable ASCII without spaces (it is sent as a header)`,
+        );
+        return undefined;
+    }
+    return value;
+}
+
+export function timeouts(value: unknown, fail: Fail): DatastoreTimeouts | undefined {
+    if (value === undefined || value === null || isUnknown(value))
+        return (value ?? undefined) as DatastoreTimeouts | undefined;
+    if (typeof value !== "object" || Array.isArray(value)) {
+        fail("timeouts", `must be an object such as { create: "30m" }, not ${describe(value)}`);
+        return undefined;
+    }
+    const result: DatastoreTimeouts = {};
+    for (const [key, duration] of Object.entries(value as Record<string, unknown>)) {
+        if (!(TIMEOUT_KEYS as readonly string[]).includes(key)) {
+            fail(`timeouts.${key}`, `is not an operation with a timeout; use ${TIMEOUT_KEYS.join(", ")}`);
+            continue;
+        }
+        if (duration === undefined || isUnknown(duration)) continue;
+        if (typeof duration !== "string") {
+            fail(`timeouts.${key}`, `must be a duration string such as "30m", not ${describe(duration)}`);
+            continue;
+        }
+        const parsed = parseDuration(duration);
+        if (typeof parsed !== "number") fail(`timeouts.${key}`, parsed.problem);
+        else result[key as keyof DatastoreTimeouts] = duration;
+    }
+    return result;
+}
+
+export function flag(property: string, value: unknown, fail: Fail): boolean {
+    if (value === undefined || value === null) return false;
+    if (isUnknown(value)) return value as unknown as boolean;
+    if (typeof value !== "boolean") fail(property, `must be true or false, not ${describe(value)}`);
+    return value === true;
+}
+
+export function describe(value: unknown): string {
+    if (value === undefined) return "nothing (it is required)";
+    if (typeof value === "string") return quote(value);
+    if (typeof value === "object") return value === null ? "null" : Array.isArray(value) ? "a list" : "an object";
+    return String(value);
+}

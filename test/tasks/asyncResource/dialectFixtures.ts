@@ -1,0 +1,95 @@
+// One widget resource per dialect, as a program would declare it against that dialect's server (the
+// servers of test/dialects/servers, written from each API's public contract): how to start the server
+// fast (no real waits), the AsyncResource definition, and a change of the body that updates in place.
+
+import { startAzureArmServer, ARM_API_VERSION } from "../../dialects/servers/azureArm";
+import { GUIDELINES_API_VERSIONS, startAzureGuidelinesServer } from "../../dialects/servers/azureGuidelines";
+import { startGenericServer } from "../../dialects/servers/generic";
+import { startGoogleAipServer } from "../../dialects/servers/googleAip";
+import type { DialectServer, FaultPlan, OperationPlan } from "../../dialects/servers/kit";
+
+/** The environment variable every fixture names for its token. */
+export const TOKEN_ENV = "WIDGETS_TOKEN";
+/** Every server's token. */
+export const WIDGETS_TOKEN = "widgets-Sekrit-4c1e.do-not-print";
+
+/** A dialect's widget, for the conformance suites. */
+export interface DialectFixture {
+    readonly dialect: string;
+    start(options?: { faults?: FaultPlan; operations?: OperationPlan }): Promise<DialectServer>;
+    /** The resource's inputs (as a program passes them) for a widget named `name` of `size`. */
+    args(url: string, name: string, size: number): Record<string, unknown>;
+    /** The size as the server's record of the widget has it. */
+    sizeOf(record: Record<string, unknown>): unknown;
+    /** The name (natural key) as the server's record has it. */
+    nameOf(record: Record<string, unknown>): unknown;
+}
+
+const api = (url: string, dialect: string, extra: Record<string, unknown> = {}) => ({
+    url,
+    dialect,
+    tokenEnv: TOKEN_ENV,
+    ...extra,
+});
+
+export const FIXTURES: readonly DialectFixture[] = [
+    {
+        dialect: "generic",
+        start: (options) => startGenericServer({ token: WIDGETS_TOKEN, retryAfterSeconds: 1, ...options }),
+        args: (url, name, size) => ({
+            api: api(url, "generic"),
+            collectionPath: "/widgets",
+            itemPath: "/widgets/{id}",
+            naturalKey: "name",
+            idField: "id",
+            lookup: { query: "name={key}" },
+            body: { name, size },
+        }),
+        sizeOf: (record) => record.size,
+        nameOf: (record) => record.name,
+    },
+    {
+        dialect: "azure-arm",
+        start: (options) =>
+            startAzureArmServer({ token: WIDGETS_TOKEN, retryAfterSeconds: 1, ...options }),
+        args: (url, name, size) => ({
+            api: api(url, "azure-arm"),
+            collectionPath: `/subscriptions/{subscription}/resourceGroups/{group}/providers/Test.Widgets/widgets?api-version=${ARM_API_VERSION}`,
+            itemPath: `/subscriptions/{subscription}/resourceGroups/{group}/providers/Test.Widgets/widgets/{id}?api-version=${ARM_API_VERSION}`,
+            pathParameters: { subscription: "0000-sub", group: "rg1" },
+            naturalKey: "name",
+            key: name,
+            body: { location: "westus", properties: { size } },
+        }),
+        sizeOf: (record) => (record.properties as Record<string, unknown> | undefined)?.size,
+        nameOf: (record) => record.name,
+    },
+    {
+        dialect: "azure",
+        start: (options) => startAzureGuidelinesServer({ token: WIDGETS_TOKEN, retryAfterSeconds: 1, ...options }),
+        args: (url, name, size) => ({
+            api: api(url, "azure"),
+            collectionPath: `/widgets?api-version=${GUIDELINES_API_VERSIONS[0]}`,
+            itemPath: `/widgets/{id}?api-version=${GUIDELINES_API_VERSIONS[0]}`,
+            naturalKey: "name",
+            key: name,
+            body: { size },
+        }),
+        sizeOf: (record) => record.size,
+        nameOf: (record) => record.name,
+    },
+    {
+        dialect: "google",
+        start: (options) => startGoogleAipServer({ token: WIDGETS_TOKEN, ...options }),
+        args: (url, name, size) => ({
+            api: api(url, "google", { idParameter: "widgetId" }),
+            collectionPath: "/v1/projects/{project}/locations/{location}/widgets",
+            itemPath: "/v1/projects/{project}/locations/{location}/widgets/{id}",
+            pathParameters: { project: "p1", location: "us-central1" },
+            naturalKey: "displayName",
+            body: { displayName: name, size },
+        }),
+        sizeOf: (record) => record.size,
+        nameOf: (record) => record.displayName,
+    },
+];
