@@ -92,15 +92,33 @@ export class AsyncResource extends pulumi.dynamic.Resource {
 
     /** Declares a resource. */
     constructor(name: string, args: AsyncResourceArgs, opts?: pulumi.CustomResourceOptions) {
-        const outputs = { resourceId: undefined, resource: undefined, operation: undefined, tainted: undefined, taintReason: undefined };
-        super(providerShim("tasks:AsyncResource"), name, { ...args, ...outputs }, opts, ASYNC_RESOURCE_MODULE, ASYNC_RESOURCE_TYPE_NAME);
+        const outputs = {
+            resourceId: undefined,
+            resource: undefined,
+            operation: undefined,
+            tainted: undefined,
+            taintReason: undefined,
+        };
+        super(
+            providerShim("tasks:AsyncResource"),
+            name,
+            { ...args, ...outputs },
+            opts,
+            ASYNC_RESOURCE_MODULE,
+            ASYNC_RESOURCE_TYPE_NAME,
+        );
     }
 
     /**
      * Reads an existing resource by its natural key without managing it. `definition` says where and
      * how it lives (the same arguments a declaration takes; the body need only carry the natural key).
      */
-    static get(name: string, id: pulumi.Input<pulumi.ID>, definition: AsyncResourceArgs, opts?: pulumi.CustomResourceOptions): AsyncResource {
+    static get(
+        name: string,
+        id: pulumi.Input<pulumi.ID>,
+        definition: AsyncResourceArgs,
+        opts?: pulumi.CustomResourceOptions,
+    ): AsyncResource {
         return new AsyncResource(name, definition, { ...opts, id });
     }
 }

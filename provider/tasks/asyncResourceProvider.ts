@@ -49,10 +49,16 @@ export class AsyncResourceProvider implements dynamic.ResourceProvider<AsyncReso
     }
 
     /** Validates the inputs; every failure names its field. */
-    async check(_olds: AsyncResourceInputs, news: AsyncResourceInputs): Promise<dynamic.CheckResult<AsyncResourceInputs>> {
+    async check(
+        _olds: AsyncResourceInputs,
+        news: AsyncResourceInputs,
+    ): Promise<dynamic.CheckResult<AsyncResourceInputs>> {
         const { __provider, ...given } = news as RawAsyncInputs;
         const { inputs, failures } = checkAsyncResource(given);
-        return { inputs: { ...inputs, ...(__provider === undefined ? {} : { __provider }) } as AsyncResourceInputs, failures };
+        return {
+            inputs: { ...inputs, ...(__provider === undefined ? {} : { __provider }) } as AsyncResourceInputs,
+            failures,
+        };
     }
 
     async diff(_id: string, olds: AsyncResourceOutputs, news: AsyncResourceInputs): Promise<dynamic.DiffResult> {
@@ -73,8 +79,14 @@ export class AsyncResourceProvider implements dynamic.ResourceProvider<AsyncReso
     }
 
     /** Updates the resource; if this fails, the state on record stays true (partial state where an operation is under way). */
-    update(_id: string, olds: AsyncResourceOutputs, news: AsyncResourceInputs): Promise<dynamic.UpdateResult<AsyncResourceOutputs>> {
-        return this.context.track(this.named(news, "update", () => this.lifecycle.update(olds, news as RawAsyncInputs)));
+    update(
+        _id: string,
+        olds: AsyncResourceOutputs,
+        news: AsyncResourceInputs,
+    ): Promise<dynamic.UpdateResult<AsyncResourceOutputs>> {
+        return this.context.track(
+            this.named(news, "update", () => this.lifecycle.update(olds, news as RawAsyncInputs)),
+        );
     }
 
     /** Deletes the resource; if this fails, it stays in the stack's state. */

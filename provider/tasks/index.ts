@@ -1,7 +1,12 @@
 // The `tasks` namespace of the package.
 
-export { AsyncResource, type AsyncApiArgs, type AsyncResourceArgs } from "./asyncResource";
-export type { AsyncResourceInputs, AsyncResourceOutputs, GenericDialectInputs, PendingOperation } from "./asyncResourceSchema";
+export { type AsyncApiArgs, AsyncResource, type AsyncResourceArgs } from "./asyncResource";
+export type {
+    AsyncResourceInputs,
+    AsyncResourceOutputs,
+    GenericDialectInputs,
+    PendingOperation,
+} from "./asyncResourceSchema";
 export { Datastore, type DatastoreArgs, type DatastoreLookupState } from "./datastore";
 export type { DatastoreInputs, DatastoreOutputs, DatastoreTimeouts } from "./datastoreSchema";
 export { AsyncApiTokenError } from "./errors/asyncApiTokenError";
@@ -12,11 +17,11 @@ export { CreateTokenSpentError } from "./errors/createTokenSpentError";
 export { CrossOriginError } from "./errors/crossOriginError";
 export { DatastoreAdoptMismatchError } from "./errors/datastoreAdoptMismatchError";
 export { DatastoreDeleteUnconfirmedError } from "./errors/datastoreDeleteUnconfirmedError";
-export { DeleteUnconfirmedError } from "./errors/deleteUnconfirmedError";
 export { DatastoreExistsError } from "./errors/datastoreExistsError";
 export { DatastoreIdError } from "./errors/datastoreIdError";
 export { DatastoreMissingError } from "./errors/datastoreMissingError";
 export { DatastoreOperationError } from "./errors/datastoreOperationError";
+export { DeleteUnconfirmedError } from "./errors/deleteUnconfirmedError";
 export { MalformedResponseError } from "./errors/malformedResponseError";
 export { OperationFailedError } from "./errors/operationFailedError";
 export { OperationWaitError } from "./errors/operationWaitError";

@@ -15,7 +15,7 @@ import { cliEnv, type PulumiCli } from "./pulumiCli";
 
 /** One resource of a generated program. `commentFrom` makes the comment depend on another entry's id. */
 export interface ResourceSpec {
-    readonly type?: "HostEntry" | "Datastore";
+    readonly type?: "HostEntry" | "Datastore" | "AsyncResource";
     readonly name: string;
     readonly args: Record<string, unknown>;
     readonly options?: {
@@ -78,7 +78,12 @@ for (const r of spec.resources) {
     if (r.namesFrom) args.names = [pulumi.interpolate\`alias.\${made[r.namesFrom].names[0]}\`];
     const { dependsOn = [], ...options } = r.options || {};
     const opts = { ...options, dependsOn: dependsOn.map((name) => made[name]) };
-    made[r.name] = r.type === "Datastore" ? new tasks.Datastore(r.name, args, opts) : new hosts.HostEntry(r.name, args, opts);
+    made[r.name] =
+        r.type === "Datastore"
+            ? new tasks.Datastore(r.name, args, opts)
+            : r.type === "AsyncResource"
+              ? new tasks.AsyncResource(r.name, args, opts)
+              : new hosts.HostEntry(r.name, args, opts);
 }
 module.exports = Object.fromEntries(Object.entries(made).map(([name, resource]) => [name, resource.id]));
 `;

@@ -20,7 +20,9 @@ export class ResourceExistsError extends LifecycleError {
         super(
             `${resource} already exists (id ${existingId}): ${createdBy}. To manage it, set \`adopt: true\` ` +
                 "(the next update sends the program's body to it)" +
-                (hasToken ? "" : ", or, if an interrupted `pulumi up` of this program created it, give the resource the createToken it used") +
+                (hasToken
+                    ? ""
+                    : ", or, if an interrupted `pulumi up` of this program created it, give the resource the createToken it used") +
                 "; otherwise choose another natural key.",
         );
     }

@@ -9,8 +9,16 @@ import type { TaskApiClient, TaskApiResponse } from "../client/taskApiClient";
 import { TaskApiContractError } from "../errors/taskApiContractError";
 import { TaskApiError } from "../errors/taskApiError";
 import type { AsyncSpec } from "../logic/asyncSpec";
-import type { ErrorMeaning, HttpAnswer, HttpCall, OperationHandle, OperationView, Submitted, WriteKind } from "../protocol/dialects/dialect";
 import type { TaskProcessContext } from "../processContext";
+import type {
+    ErrorMeaning,
+    HttpAnswer,
+    HttpCall,
+    OperationHandle,
+    OperationView,
+    Submitted,
+    WriteKind,
+} from "../protocol/dialects/dialect";
 
 /** When an operation must be over, and the setting that says so (for messages). */
 export interface Deadline {
@@ -58,7 +66,12 @@ export class AsyncApi {
                 return { status: answer.status, header: answer.header, body: answer.body };
             } catch (error) {
                 const status = error instanceof TaskApiError ? error.status : 0;
-                if (status === 429 || this.meaning(error) !== "throttled" || error instanceof TaskApiError && error.earlierOutcomeUnknown) throw error;
+                if (
+                    status === 429 ||
+                    this.meaning(error) !== "throttled" ||
+                    (error instanceof TaskApiError && error.earlierOutcomeUnknown)
+                )
+                    throw error;
                 const left = deadline.at - this.context.clock();
                 if (left <= 0) throw error;
                 const wait = nextWait({ attempt, schedule: this.schedule, random: this.context.random });
@@ -95,7 +108,9 @@ export class AsyncApi {
         if (matches.length === 0) return undefined;
         const id = spec.idOf(matches[0]);
         if (id === undefined)
-            throw new TaskApiContractError(`${spec.label}: its record at ${spec.listPath} has no id where idField says`);
+            throw new TaskApiContractError(
+                `${spec.label}: its record at ${spec.listPath} has no id where idField says`,
+            );
         // The list may be a summary: the item's own record is the truth.
         return (await this.get(id, deadline)) ?? undefined;
     }

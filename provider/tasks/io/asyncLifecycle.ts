@@ -5,9 +5,9 @@
 
 import { randomUUID } from "node:crypto";
 import { parseDuration } from "../../shared/duration";
-import type { PollSchedule } from "../client/pollSchedule";
 import { messageOf } from "../../shared/text";
 import type { AsyncResourceInputs, AsyncResourceOutputs, PendingOperation } from "../asyncResourceSchema";
+import type { PollSchedule } from "../client/pollSchedule";
 import { CreateOutcomeUnknownError } from "../errors/createOutcomeUnknownError";
 import { CreateTokenSpentError } from "../errors/createTokenSpentError";
 import { DeleteUnconfirmedError } from "../errors/deleteUnconfirmedError";
@@ -17,6 +17,7 @@ import { ResourceExistsError } from "../errors/resourceExistsError";
 import { ResourceMissingError } from "../errors/resourceMissingError";
 import { TaskApiContractError } from "../errors/taskApiContractError";
 import {
+    bodyAsRecorded,
     bodyChanged,
     isPendingCreate,
     keptOutputs,
@@ -25,7 +26,7 @@ import {
     type RawAsyncInputs,
     resumedInputs,
 } from "../logic/asyncState";
-import { createKey, MAX_CREATE_GENERATIONS, spentKeyBackoffMs } from "../logic/createKeys";
+import { MAX_CREATE_GENERATIONS, spentKeyBackoffMs } from "../logic/createKeys";
 import { outcomeUnknown } from "../logic/datastoreState";
 import type { OperationView, WriteKind } from "../protocol/dialects/dialect";
 import type { AsyncApi, Deadline, Found } from "./asyncApi";
@@ -73,7 +74,9 @@ export class AsyncLifecycle {
             tainted: props.tainted,
             taintReason: props.taintReason,
         };
-        return { id: api.spec.key, props: outputsOf(props, known) };
+        // A change made outside Pulumi shows in `body`, so the next up's diff sends the program's back.
+        const body = bodyAsRecorded(props.body, found.record);
+        return { id: api.spec.key, props: outputsOf({ ...props, body }, known) };
     }
 
     /** Create: the outputs recorded under the natural key. */
@@ -113,7 +116,7 @@ export class AsyncLifecycle {
             // (and an API that requires the key gets one); a later `up` finds it by its natural key.
             const token =
                 inputs.createToken !== undefined
-                    ? createKey(inputs.createToken, generation)
+                    ? api.spec.dialect.createKey(inputs.createToken, generation)
                     : api.spec.dialect.tokenReplaysCreate
                       ? randomUUID()
                       : undefined;
@@ -122,7 +125,9 @@ export class AsyncLifecycle {
             const left = deadline.at - this.clock();
             if (left <= 0) throw new CreateTokenSpentError(api.spec.label, generation + 1, deadline.setting);
             if (attempt === "spent" && generation === 0)
-                this.report(`${api.spec.label}: createToken ${inputs.createToken} was spent earlier; trying its next key`);
+                this.report(
+                    `${api.spec.label}: createToken ${inputs.createToken} was spent earlier; trying its next key`,
+                );
             await this.sleep(Math.min(spentKeyBackoffMs(generation, this.schedule), left), this.signal);
         }
         throw new CreateTokenSpentError(api.spec.label, MAX_CREATE_GENERATIONS);
@@ -144,7 +149,11 @@ export class AsyncLifecycle {
         let handle: PendingOperation | undefined;
         let endedAtFirstLook: boolean | undefined;
         try {
-            const submitted = await api.submit("create", spec.dialect.create(spec.target, inputs.body, token), deadline);
+            const submitted = await api.submit(
+                "create",
+                spec.dialect.create(spec.target, inputs.body, token),
+                deadline,
+            );
             if (submitted.kind === "done") {
                 view = submitted.view;
                 endedAtFirstLook = true;
@@ -160,10 +169,14 @@ export class AsyncLifecycle {
                 const reason = interrupted
                     ? `${error.message}; the next \`pulumi up\` follows it to its end`
                     : `${error.message}; the next \`pulumi up\` replaces it (set \`untaint: true\` to keep it)`;
-                const known = { operation: handle, tainted: !interrupted, ...(interrupted ? {} : { taintReason: reason }) };
+                const known = {
+                    operation: handle,
+                    tainted: !interrupted,
+                    ...(interrupted ? {} : { taintReason: reason }),
+                };
                 throw partialState(inputs, spec.key, spec.label, outputsOf(inputs, known), reason);
             }
-            return this.afterFailedSubmit(api, inputs, deadline, error, token, found, keyed);
+            return this.afterFailedSubmit(api, inputs, deadline, error, found, keyed);
         }
         if (view.resubmit) return "resubmit";
         const replayed = keyed && endedAtFirstLook === true && handle !== undefined;
@@ -184,13 +197,24 @@ export class AsyncLifecycle {
         if (made === "gone" && keyed) return "spent";
         const resource = made === "gone" ? undefined : made;
         if (view.state === "succeeded") {
-            if (resource) return outputsOf(inputs, { resourceId: resource.id, resource: resource.record, tainted: false });
+            if (resource)
+                return outputsOf(inputs, { resourceId: resource.id, resource: resource.record, tainted: false });
             if (replayed) return "spent";
             const reason = `${what} succeeded, but the API has no such resource; the next \`pulumi up\` creates it again`;
-            throw partialState(inputs, spec.key, spec.label, outputsOf(inputs, { tainted: true, taintReason: reason }), reason);
+            throw partialState(
+                inputs,
+                spec.key,
+                spec.label,
+                outputsOf(inputs, { tainted: true, taintReason: reason }),
+                reason,
+            );
         }
         if (!resource && replayed) return "spent";
-        const reason = new OperationFailedError(what, view, "the next `pulumi up` replaces it (set `untaint: true` to keep it)").message;
+        const reason = new OperationFailedError(
+            what,
+            view,
+            "the next `pulumi up` replaces it (set `untaint: true` to keep it)",
+        ).message;
         const known = { resourceId: resource?.id, resource: resource?.record, tainted: true, taintReason: reason };
         throw partialState(inputs, spec.key, spec.label, outputsOf(inputs, known), reason);
     }
@@ -201,7 +225,6 @@ export class AsyncLifecycle {
         inputs: RawAsyncInputs,
         deadline: Deadline,
         error: unknown,
-        token: string | undefined,
         found: Found | undefined,
         keyed: boolean,
     ): Promise<Attempt> {
@@ -282,7 +305,12 @@ export class AsyncLifecycle {
                 return { outs: await this.createOrFollow(api, news, deadline, undefined, false) };
             }
         } else {
-            if (olds.operation) await this.keeping(keep, () => this.followQuietly(api, olds.operation as PendingOperation, deadline), olds.operation);
+            if (olds.operation)
+                await this.keeping(
+                    keep,
+                    () => this.followQuietly(api, olds.operation as PendingOperation, deadline),
+                    olds.operation,
+                );
             current = await api.get(olds.resourceId, deadline);
             if (!current) throw new ResourceMissingError(api.spec.label, olds.resourceId);
         }
@@ -318,7 +346,11 @@ export class AsyncLifecycle {
         const { spec } = api;
         const what = `the update of ${spec.label}`;
         const startedAt = this.clock();
-        const submitted = await api.submit("update", spec.dialect.update(spec.target, found.id, inputs.body, randomUUID()), deadline);
+        const submitted = await api.submit(
+            "update",
+            spec.dialect.update(spec.target, found.id, inputs.body, randomUUID()),
+            deadline,
+        );
         if (submitted.kind === "operation") {
             let view: OperationView;
             try {
@@ -327,9 +359,20 @@ export class AsyncLifecycle {
                 if (!(error instanceof OperationWaitError) || !before) throw error;
                 const operation = { write: "update" as const, ...submitted.handle };
                 const kept = keptOutputs(before, inputs, operation);
-                throw partialState(inputs, spec.key, spec.label, kept, `${error.message}; the next \`pulumi up\` follows it, then sends the body again`);
+                throw partialState(
+                    inputs,
+                    spec.key,
+                    spec.label,
+                    kept,
+                    `${error.message}; the next \`pulumi up\` follows it, then sends the body again`,
+                );
             }
-            if (view.state !== "succeeded") throw new OperationFailedError(what, view, "the state on record is as before it; fix the cause and run `pulumi up` again");
+            if (view.state !== "succeeded")
+                throw new OperationFailedError(
+                    what,
+                    view,
+                    "the state on record is as before it; fix the cause and run `pulumi up` again",
+                );
         } else if (submitted.view.state === "failed" || submitted.view.state === "canceled") {
             throw new OperationFailedError(what, submitted.view, "the state on record is as before it");
         }
@@ -389,8 +432,15 @@ export class AsyncLifecycle {
         }
     }
 
-    private deadline(operation: WriteKind | "read", timeout: string | undefined, byDefault = DEFAULT_TIMEOUT_MS): Deadline {
+    private deadline(
+        operation: WriteKind | "read",
+        timeout: string | undefined,
+        byDefault = DEFAULT_TIMEOUT_MS,
+    ): Deadline {
         const parsed = timeout === undefined ? byDefault : parseDuration(timeout);
-        return { at: this.clock() + (typeof parsed === "number" ? parsed : byDefault), setting: `timeouts.${operation}` };
+        return {
+            at: this.clock() + (typeof parsed === "number" ? parsed : byDefault),
+            setting: `timeouts.${operation}`,
+        };
     }
 }

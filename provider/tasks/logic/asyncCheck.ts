@@ -68,12 +68,19 @@ export function checkAsyncResource(news: Record<string, unknown>): {
 
 function api(value: unknown, fail: Fail): ApiInputs {
     if (typeof value !== "object" || value === null || Array.isArray(value)) {
-        fail("api", `must be an object such as { url: "https://api.example.com", dialect: "generic" }, not ${describe(value)}`);
+        fail(
+            "api",
+            `must be an object such as { url: "https://api.example.com", dialect: "generic" }, not ${describe(value)}`,
+        );
         return { url: "", dialect: "generic" };
     }
     const given = value as Record<string, unknown>;
     const result: ApiInputs = { url: url(given.url, fail), dialect: dialect(given.dialect, fail) };
-    const optional = (name: "tokenConfig" | "tokenEnv" | "versionPrefix" | "idParameter" | "typeName", pattern: RegExp, what: string) => {
+    const optional = (
+        name: "tokenConfig" | "tokenEnv" | "versionPrefix" | "idParameter" | "typeName",
+        pattern: RegExp,
+        what: string,
+    ) => {
         const field = given[name];
         if (field === undefined || field === null) return;
         if (isUnknown(field)) {
@@ -87,7 +94,11 @@ function api(value: unknown, fail: Fail): ApiInputs {
     optional("tokenEnv", ENV_NAME, "an environment variable name such as WIDGETS_TOKEN");
     optional("versionPrefix", /^\/[A-Za-z0-9._~-]{1,40}$/, "a version prefix such as /v1");
     optional("idParameter", /^[A-Za-z][A-Za-z0-9_]{0,63}$/, "a query parameter name such as widgetId");
-    optional("typeName", /^[A-Za-z0-9]{1,64}::[A-Za-z0-9]{1,64}::[A-Za-z0-9]{1,64}$/, "a type name such as AWS::Logs::LogGroup");
+    optional(
+        "typeName",
+        /^[A-Za-z0-9]{1,64}::[A-Za-z0-9]{1,64}::[A-Za-z0-9]{1,64}$/,
+        "a type name such as AWS::Logs::LogGroup",
+    );
     if (given.generic !== undefined && given.generic !== null) {
         if (typeof given.generic !== "object" || Array.isArray(given.generic)) {
             fail("api.generic", `must be an object of the generic dialect's options, not ${describe(given.generic)}`);
@@ -95,7 +106,10 @@ function api(value: unknown, fail: Fail): ApiInputs {
             const options = given.generic as Record<string, unknown>;
             for (const key of Object.keys(options)) {
                 if (!GENERIC_KEYS.has(key as keyof GenericDialectInputs))
-                    fail(`api.generic.${key}`, `is no option of the generic dialect; use ${[...GENERIC_KEYS].join(", ")}`);
+                    fail(
+                        `api.generic.${key}`,
+                        `is no option of the generic dialect; use ${[...GENERIC_KEYS].join(", ")}`,
+                    );
             }
             const method = (name: "createMethod" | "updateMethod", allowed: string[]) => {
                 const given = options[name];
@@ -108,8 +122,24 @@ function api(value: unknown, fail: Fail): ApiInputs {
         }
     }
     for (const key of Object.keys(given)) {
-        if (!["url", "dialect", "tokenConfig", "tokenEnv", "generic", "versionPrefix", "idParameter", "typeName"].includes(key))
-            fail(`api.${key}`, key === "token" ? "the token never goes into inputs (it would be stored in state); name where it is with tokenConfig or tokenEnv" : "is no setting of an API");
+        if (
+            ![
+                "url",
+                "dialect",
+                "tokenConfig",
+                "tokenEnv",
+                "generic",
+                "versionPrefix",
+                "idParameter",
+                "typeName",
+            ].includes(key)
+        )
+            fail(
+                `api.${key}`,
+                key === "token"
+                    ? "the token never goes into inputs (it would be stored in state); name where it is with tokenConfig or tokenEnv"
+                    : "is no setting of an API",
+            );
     }
     return result;
 }

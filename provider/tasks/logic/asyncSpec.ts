@@ -242,7 +242,10 @@ function genericOptions(given: GenericDialectInputs): GenericOptions | SpecProbl
     };
     const header = given.idempotencyHeader ?? GENERIC_DEFAULTS.idempotencyHeader;
     if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/.test(header) || header.toLowerCase() === "authorization")
-        problems.push({ property: "api.generic.idempotencyHeader", reason: `${JSON.stringify(header)} is not a header we may set` });
+        problems.push({
+            property: "api.generic.idempotencyHeader",
+            reason: `${JSON.stringify(header)} is not a header we may set`,
+        });
     const options: GenericOptions = {
         createMethod: given.createMethod ?? GENERIC_DEFAULTS.createMethod,
         updateMethod: given.updateMethod ?? GENERIC_DEFAULTS.updateMethod,

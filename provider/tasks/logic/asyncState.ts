@@ -77,6 +77,29 @@ export function partialState(
     return new PartialStateError(message, key, properties, [message]);
 }
 
+/**
+ * The body as the API has it now: each value the program's body sets, taken from the API's record where
+ * the record has it at the same place (an object walked into, anything else taken whole). What the
+ * record does not show (a write-only secret, a field the API renames) keeps the body's value. So a
+ * refresh that finds a change made outside Pulumi records it in `body`, the diff of the next `up` shows
+ * it, and the update sends the program's body back.
+ */
+export function bodyAsRecorded(body: Record<string, unknown>, record: unknown): Record<string, unknown> {
+    if (typeof record !== "object" || record === null || Array.isArray(record)) return body;
+    const recorded = record as Record<string, unknown>;
+    const result: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(body)) {
+        if (!Object.hasOwn(recorded, name)) result[name] = value;
+        else if (isObject(value) && isObject(recorded[name])) result[name] = bodyAsRecorded(value, recorded[name]);
+        else result[name] = recorded[name];
+    }
+    return result;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+    return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
 /** Settings whose change moves the resource elsewhere: each replaces it. */
 const LOCATION = ["collectionPath", "itemPath", "pathParameters", "naturalKey", "idField"] as const;
 
@@ -96,7 +119,8 @@ export function diffAsyncResource(olds: Partial<AsyncResourceOutputs>, news: Asy
     const keyChanged = differs(keyIn(olds), keyIn(news));
     if (keyChanged) replaces.push(`body.${news.naturalKey}`);
     for (const name of news.replaceOnChanges) {
-        if (differs(olds.body?.[name], isUnknown(news.body) ? news.body : news.body[name])) replaces.push(`body.${name}`);
+        if (differs(olds.body?.[name], isUnknown(news.body) ? news.body : news.body[name]))
+            replaces.push(`body.${name}`);
     }
     if (olds.tainted === true && news.untaint !== true) replaces.push("tainted");
     const settingsChanged =

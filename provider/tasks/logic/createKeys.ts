@@ -3,6 +3,7 @@
 // key once the previous one has proved spent, so a retried create never makes a second datastore.
 
 import type { PollSchedule } from "../client/pollSchedule";
+import { chainKey } from "../protocol/dialects/tokenForms";
 
 /** How many creates one createToken may stand for (each replacement or re-creation uses one). */
 export const MAX_CREATE_GENERATIONS = 1000;
@@ -13,6 +14,4 @@ export function spentKeyBackoffMs(spentBefore: number, schedule: PollSchedule): 
 }
 
 /** The idempotency key of the `generation`-th create of a resource with this token: token, token~1, ... */
-export function createKey(token: string, generation: number): string {
-    return generation === 0 ? token : `${token}~${generation}`;
-}
+export const createKey = chainKey;

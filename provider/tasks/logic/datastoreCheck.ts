@@ -106,4 +106,3 @@ function datastoreType(value: unknown, fail: Fail): DatastoreType {
     }
     return upper as DatastoreType;
 }
-

@@ -2,7 +2,7 @@
 // servers of test/dialects/servers, written from each API's public contract): how to start the server
 // fast (no real waits), the AsyncResource definition, and a change of the body that updates in place.
 
-import { startAzureArmServer, ARM_API_VERSION } from "../../dialects/servers/azureArm";
+import { ARM_API_VERSION, startAzureArmServer } from "../../dialects/servers/azureArm";
 import { GUIDELINES_API_VERSIONS, startAzureGuidelinesServer } from "../../dialects/servers/azureGuidelines";
 import { startGenericServer } from "../../dialects/servers/generic";
 import { startGoogleAipServer } from "../../dialects/servers/googleAip";
@@ -23,6 +23,10 @@ export interface DialectFixture {
     sizeOf(record: Record<string, unknown>): unknown;
     /** The name (natural key) as the server's record has it. */
     nameOf(record: Record<string, unknown>): unknown;
+    /** What the server's `mutate` takes to set the size, as another tool would. */
+    drift(size: number): Record<string, unknown>;
+    /** Whether a create token makes a repeated create replay (so a killed create resumes without adopt). */
+    readonly replaysCreate: boolean;
 }
 
 const api = (url: string, dialect: string, extra: Record<string, unknown> = {}) => ({
@@ -47,11 +51,13 @@ export const FIXTURES: readonly DialectFixture[] = [
         }),
         sizeOf: (record) => record.size,
         nameOf: (record) => record.name,
+        drift: (size) => ({ size }),
+        replaysCreate: true,
     },
     {
         dialect: "azure-arm",
         start: (options) =>
-            startAzureArmServer({ token: WIDGETS_TOKEN, retryAfterSeconds: 1, ...options }),
+            startAzureArmServer({ token: WIDGETS_TOKEN, retryAfter: "always", retryAfterSeconds: 1, ...options }),
         args: (url, name, size) => ({
             api: api(url, "azure-arm"),
             collectionPath: `/subscriptions/{subscription}/resourceGroups/{group}/providers/Test.Widgets/widgets?api-version=${ARM_API_VERSION}`,
@@ -63,6 +69,8 @@ export const FIXTURES: readonly DialectFixture[] = [
         }),
         sizeOf: (record) => (record.properties as Record<string, unknown> | undefined)?.size,
         nameOf: (record) => record.name,
+        drift: (size) => ({ properties: { size } }),
+        replaysCreate: false,
     },
     {
         dialect: "azure",
@@ -77,6 +85,8 @@ export const FIXTURES: readonly DialectFixture[] = [
         }),
         sizeOf: (record) => record.size,
         nameOf: (record) => record.name,
+        drift: (size) => ({ size }),
+        replaysCreate: false,
     },
     {
         dialect: "google",
@@ -91,5 +101,7 @@ export const FIXTURES: readonly DialectFixture[] = [
         }),
         sizeOf: (record) => record.size,
         nameOf: (record) => record.displayName,
+        drift: (size) => ({ size }),
+        replaysCreate: true,
     },
 ];

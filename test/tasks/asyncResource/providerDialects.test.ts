@@ -38,9 +38,18 @@ function providerFor(options: { onWait?: (count: number) => void } = {}) {
 }
 
 async function checked(provider: AsyncResourceProvider, args: Record<string, unknown>): Promise<AsyncResourceInputs> {
-    const { inputs, failures } = await provider.check({} as AsyncResourceInputs, args as unknown as AsyncResourceInputs);
+    const { inputs, failures } = await provider.check(
+        {} as AsyncResourceInputs,
+        args as unknown as AsyncResourceInputs,
+    );
     assert.deepEqual(failures, []);
-    return inputs;
+    return inputs as AsyncResourceInputs;
+}
+
+/** A create that must succeed, with its outputs. */
+async function create(provider: AsyncResourceProvider, inputs: AsyncResourceInputs) {
+    const result = await provider.create(inputs);
+    return { id: result.id, outs: result.outs as AsyncResourceOutputs };
 }
 
 /** The state a failed operation asked the engine to record. */
@@ -70,7 +79,7 @@ for (const fixture of FIXTURES) {
             server = await fixture.start();
             const { provider, reports } = providerFor();
             const inputs = await checked(provider, fixture.args(server.url, "w1", 3));
-            const created = await provider.create(inputs);
+            const created = await create(provider, inputs);
             assert.equal(created.id, "w1");
             assert.ok(created.outs.resourceId);
             assert.equal(created.outs.tainted, false);
@@ -89,7 +98,9 @@ for (const fixture of FIXTURES) {
             assert.equal(fixture.sizeOf(updated.outs?.resource as Record<string, unknown>), 5);
 
             const renamed = await checked(provider, fixture.args(server.url, "w2", 5));
-            assert.ok((await provider.diff(created.id, updated.outs as AsyncResourceOutputs, renamed)).replaces?.length);
+            assert.ok(
+                (await provider.diff(created.id, updated.outs as AsyncResourceOutputs, renamed)).replaces?.length,
+            );
 
             await provider.delete(created.id, updated.outs as AsyncResourceOutputs);
             assertClean(server, 0);
@@ -113,10 +124,15 @@ for (const fixture of FIXTURES) {
         });
 
         it("an answer lost on the way back leaves a pending create; the next up finds it: one resource", async () => {
-            server = await fixture.start({ faults: scriptedFaults([{ operation: "create", fault: { kind: "lose-answer" }, times: 6 }]) });
+            server = await fixture.start({
+                faults: scriptedFaults([{ operation: "create", fault: { kind: "lose-answer" }, times: 6 }]),
+            });
             const { provider } = providerFor();
-            const inputs = await checked(provider, { ...fixture.args(server.url, "w1", 3), createToken: "7d1f0c3e-0000-4000-8000-00000000000a" });
-            const first = await provider.create(inputs).then(
+            const inputs = await checked(provider, {
+                ...fixture.args(server.url, "w1", 3),
+                createToken: "7d1f0c3e-0000-4000-8000-00000000000a",
+            });
+            const first = await create(provider, inputs).then(
                 (result) => ({ done: result.outs }),
                 (error: unknown) => ({ error }),
             );
@@ -134,12 +150,15 @@ for (const fixture of FIXTURES) {
 
         it("Ctrl-C while the operation runs: partial state with its handle; the next up follows it to its end", async () => {
             server = await fixture.start({ operations: scriptedOperations({ kind: "create", pollsToFinish: 4 }) });
-            const interrupted = providerFor({ onWait: (count) => count === 2 && interrupted.controller.abort(new Error("cancelled (Ctrl-C)")) });
+            const interrupted = providerFor({
+                onWait: (count) => count === 2 && interrupted.controller.abort(new Error("cancelled (Ctrl-C)")),
+            });
             const inputs = await checked(interrupted.provider, fixture.args(server.url, "w1", 3));
             const { outs, error } = await partial(interrupted.provider.create(inputs));
             assert.equal(outs.tainted, false);
             assert.match(error.message, /follows it to its end/);
-            if (fixture.dialect !== "azure-arm" || outs.operation) assert.ok(outs.operation?.ref, "the handle is recorded");
+            if (fixture.dialect !== "azure-arm" || outs.operation)
+                assert.ok(outs.operation?.ref, "the handle is recorded");
             const next = providerFor();
             const resumed = await next.provider.update("w1", outs, inputs);
             assert.ok(resumed.outs?.resourceId);
@@ -153,10 +172,17 @@ for (const fixture of FIXTURES) {
             await outsider.provider.create(await checked(outsider.provider, fixture.args(server.url, "w1", 3)));
             const { provider } = providerFor();
             const inputs = await checked(provider, fixture.args(server.url, "w1", 4));
-            await assert.rejects(provider.create(inputs), (error: unknown) => error instanceof ResourceExistsError && /adopt: true/.test(error.message));
-            const adopted = await provider.create({ ...inputs, adopt: true });
+            await assert.rejects(
+                provider.create(inputs),
+                (error: unknown) => error instanceof ResourceExistsError && /adopt: true/.test(error.message),
+            );
+            const adopted = await create(provider, { ...inputs, adopt: true });
             assert.ok(adopted.outs.resourceId);
-            assert.equal(fixture.sizeOf(server.resources()[0] as Record<string, unknown>), 4, "adopting sends the program's body");
+            assert.equal(
+                fixture.sizeOf(server.resources()[0] as Record<string, unknown>),
+                4,
+                "adopting sends the program's body",
+            );
             assertClean(server, 1);
         });
 
@@ -164,7 +190,7 @@ for (const fixture of FIXTURES) {
             server = await fixture.start({ faults: randomFaults({ seed: 19, rate: 0.3, kinds: ["throttle"] }) });
             const { provider } = providerFor();
             const inputs = await checked(provider, fixture.args(server.url, "w1", 3));
-            const created = await provider.create(inputs);
+            const created = await create(provider, inputs);
             const news = await checked(provider, fixture.args(server.url, "w1", 6));
             const updated = await provider.update("w1", created.outs, news);
             assert.equal(fixture.sizeOf(server.resources()[0] as Record<string, unknown>), 6);

@@ -10,6 +10,7 @@
 import { parseRetryAfter } from "../retryAfter";
 import { describeError, objectOf, oneOf, percentField, stringField } from "./answerFields";
 import type { Dialect, ErrorMeaning, HttpAnswer, OperationView, Submitted } from "./dialect";
+import { chainKey } from "./tokenForms";
 
 const OPERATION = "operation-location";
 
@@ -18,6 +19,7 @@ export function azureDialect(): Dialect {
     return {
         name: "azure",
         tokenReplaysCreate: false,
+        createKey: chainKey,
         create(target, body) {
             if (target.createId === undefined)
                 throw new Error("an Azure create (PUT) needs the resource's name up front");

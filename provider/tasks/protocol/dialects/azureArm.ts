@@ -15,6 +15,7 @@ import { parseRetryAfter } from "../retryAfter";
 import { select, selector } from "../selector";
 import { describeError, objectOf, oneOf, percentField, stringField } from "./answerFields";
 import type { Dialect, ErrorMeaning, HttpAnswer, OperationHandle, OperationView, Submitted } from "./dialect";
+import { chainKey } from "./tokenForms";
 
 /** The wait ARM clients use when a 202 names no Retry-After (the RPC's default). */
 export const ARM_DEFAULT_RETRY_AFTER_MS = 60_000;
@@ -29,6 +30,7 @@ export function azureArmDialect(): Dialect {
     return {
         name: "azure-arm",
         tokenReplaysCreate: false,
+        createKey: chainKey,
         create(target, body) {
             if (target.createId === undefined)
                 throw new Error("an Azure Resource Manager create needs the resource's name up front");

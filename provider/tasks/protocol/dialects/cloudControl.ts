@@ -11,6 +11,7 @@
 import { parseRetryAt } from "../retryAfter";
 import { objectOf, stringField } from "./answerFields";
 import type { Dialect, ErrorMeaning, HttpAnswer, HttpCall, OperationView, Submitted, Target } from "./dialect";
+import { uuidKey } from "./tokenForms";
 
 const TARGET_PREFIX = "CloudApiService.";
 const CONTENT_TYPE = "application/x-amz-json-1.0";
@@ -30,6 +31,7 @@ export function cloudControlDialect(): Dialect {
     return {
         name: "aws-cloudcontrol",
         tokenReplaysCreate: true,
+        createKey: uuidKey,
         create: (target, body, token) =>
             call(
                 "CreateResource",

@@ -9,6 +9,7 @@ import { parseRetryAfter } from "../retryAfter";
 import { describeError, objectOf, oneOf } from "./answerFields";
 import type { Dialect, ErrorMeaning, HttpAnswer, HttpCall, OperationHandle, OperationView, Target } from "./dialect";
 import { type Locator, locate } from "./locator";
+import { chainKey } from "./tokenForms";
 
 /** How the program says its API follows writes. */
 export interface GenericOptions {
@@ -49,6 +50,7 @@ export function genericDialect(options: GenericOptions): Dialect {
     return {
         name: "generic",
         tokenReplaysCreate: options.createMethod === "POST",
+        createKey: chainKey,
         create(target: Target, body: unknown, token: string | undefined): HttpCall {
             if (options.createMethod === "PUT" && target.createId !== undefined) {
                 return {

@@ -8,6 +8,7 @@
 
 import { describeError, numberField, objectOf, stringField } from "./answerFields";
 import type { Dialect, ErrorMeaning, HttpAnswer, HttpCall, OperationView, Submitted } from "./dialect";
+import { uuidKey } from "./tokenForms";
 
 /** The program's settings for a Google API. */
 export interface GoogleOptions {
@@ -27,6 +28,7 @@ export function googleDialect(options: GoogleOptions): Dialect {
     return {
         name: "google",
         tokenReplaysCreate: true,
+        createKey: uuidKey,
         create(target, body, token): HttpCall {
             const query = new URLSearchParams();
             if (options.idParameter && target.createId !== undefined) query.set(options.idParameter, target.createId);

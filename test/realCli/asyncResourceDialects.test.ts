@@ -1,0 +1,145 @@
+// tasks.AsyncResource under the REAL Pulumi CLI, one program per dialect against that dialect's server
+// (test/dialects/servers, written from each API's public contract): up, refresh after a change made
+// outside Pulumi, an up killed outright (SIGKILL) while a create runs and the up after it, and destroy.
+// Duplicates and zombies are counted on the server; the API token (a secret config key the program
+// names) is looked for in the stored state and in everything the CLI printed.
+
+import { strict as assert } from "node:assert";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { DialectServer } from "../dialects/servers/kit";
+import { assertOk, CliProject, type CliRun, type ResourceSpec, type StateResource } from "../support/cliProject";
+import { type PulumiCli, requirePulumiCli } from "../support/pulumiCli";
+import { FIXTURES, WIDGETS_TOKEN } from "../tasks/asyncResource/dialectFixtures";
+
+const TOKEN_CONFIG = "widgets:token";
+
+/** Pids of the dynamic-provider processes the engine started in `dir`. */
+function providersIn(dir: string): number[] {
+    return readdirSync("/proc")
+        .filter((entry) => /^\d+$/.test(entry))
+        .filter((pid) => {
+            try {
+                return (
+                    readlinkSync(`/proc/${pid}/cwd`) === dir &&
+                    readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("dynamic-provider")
+                );
+            } catch {
+                return false;
+            }
+        })
+        .map(Number);
+}
+
+/** Waits until `condition` holds; the test's timeout bounds the wait. */
+async function until(condition: () => boolean): Promise<void> {
+    while (!condition()) await sleep(25);
+}
+
+for (const fixture of FIXTURES) {
+    describe(`tasks.AsyncResource, ${fixture.dialect} dialect, under the real Pulumi CLI`, function () {
+        this.timeout(300_000);
+        let cli: PulumiCli;
+        let server: DialectServer;
+        let project: CliProject;
+        const printed: string[] = [];
+
+        const widget = (name: string, size: number, extra: Record<string, unknown> = {}): ResourceSpec => {
+            const args = fixture.args(server.url, name, size) as { api: Record<string, unknown> };
+            const { tokenEnv: _, ...api } = args.api;
+            return {
+                type: "AsyncResource",
+                name,
+                args: {
+                    ...args,
+                    api: { ...api, tokenConfig: TOKEN_CONFIG },
+                    ...(fixture.replaysCreate
+                        ? { createToken: `0b5e7c1a-0000-4000-8000-00000000000${name.slice(1)}` }
+                        : {}),
+                    ...extra,
+                },
+            };
+        };
+        const record = async (run: Promise<CliRun>): Promise<CliRun> => {
+            const result = await run;
+            printed.push(result.stdout, result.stderr, ...result.errors);
+            return result;
+        };
+        const stateOf = async (name: string): Promise<StateResource | undefined> =>
+            (await project.state()).resources.find(
+                (r) => r.type === "pulumi-nodejs:dynamic/tasks:AsyncResource" && r.urn.endsWith(`::${name}`),
+            );
+
+        before(function () {
+            cli = requirePulumiCli(this);
+        });
+        beforeEach(async () => {
+            server = await fixture.start();
+            project = await CliProject.create(cli, {
+                name: "async-cli",
+                config: { "pulumi-lifecycle:taskPollInitialMs": "20", "pulumi-lifecycle:taskPollMaxMs": "50" },
+                secrets: { [TOKEN_CONFIG]: WIDGETS_TOKEN },
+            });
+            printed.length = 0;
+        });
+        afterEach(async () => {
+            try {
+                const stored = await project.storedState();
+                assert.ok(!stored.includes(WIDGETS_TOKEN), "the API token never reaches the state");
+                assert.ok(!printed.some((text) => text.includes(WIDGETS_TOKEN)), "nor the CLI's output");
+            } finally {
+                await project.cleanup();
+                await server.close();
+            }
+        });
+
+        it("up, refresh after a change outside Pulumi, up after a SIGKILL mid-create, destroy: no duplicate, no zombie", async () => {
+            await project.program([widget("w1", 3)]);
+            const created = await record(project.up());
+            assertOk(created);
+            assert.deepEqual(created.steps, ["create w1"]);
+            assert.equal(server.counts().live, 1);
+
+            const [made] = server.resources();
+            server.mutate(String(made?.id ?? fixture.nameOf(made as Record<string, unknown>)), fixture.drift(7));
+            assertOk(await record(project.refresh()));
+            const refreshed = (await stateOf("w1"))?.outputs?.resource as Record<string, unknown>;
+            assert.equal(fixture.sizeOf(refreshed), 7, "refresh records what the API has now");
+
+            // A second widget whose create is killed with the CLI, as a crash or a closed laptop would.
+            await project.program([widget("w1", 3), widget("w2", 4)]);
+            const creates = server.counts().creates;
+            const run = project.spawn(["up", "--yes", "--skip-preview", "--non-interactive"]);
+            await until(() => server.counts().creates > creates);
+            process.kill(-(run.child.pid as number), "SIGKILL");
+            await run.done;
+            await until(() => providersIn(project.dir).length === 0);
+            const cancel = await project.spawn(["cancel", "--yes", "--non-interactive"]).done;
+            assert.equal(cancel.code, 0, cancel.output);
+
+            const after = await record(project.up());
+            if (fixture.replaysCreate) {
+                assertOk(after);
+                assert.ok(after.steps.includes("create w2"), after.steps.join(", "));
+            } else {
+                // No create token in this API: what the killed up made cannot be told from another's.
+                assert.equal(after.ok, false);
+                assert.match(after.errors.join("\n"), /already exists .*adopt: true/s);
+                await project.program([widget("w1", 3), widget("w2", 4, { adopt: true })]);
+                assertOk(await record(project.up()));
+            }
+            assert.equal(server.counts().live, 2, "both widgets, once each");
+            assert.equal(server.counts().duplicates, 0);
+            assert.equal(
+                fixture.sizeOf(server.resources().find((r) => fixture.nameOf(r) === "w1") as Record<string, unknown>),
+                3,
+                "the up sent w1's body back over the drift",
+            );
+
+            assertOk(await record(project.destroy()));
+            assert.equal(server.counts().live, 0, "no zombie");
+            assert.equal(server.counts().requestsOutsideApi, 0);
+            assert.equal(server.counts().unauthorized, 0);
+        });
+    });
+}
