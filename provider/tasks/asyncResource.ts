@@ -33,6 +33,11 @@ export interface AsyncApiArgs {
     idParameter?: pulumi.Input<string>;
     /** AWS Cloud Control: the resource type name (`AWS::Logs::LogGroup`). */
     typeName?: pulumi.Input<string>;
+    /**
+     * AWS Cloud Control: the region requests are signed for (SigV4). The credentials are read by the
+     * provider from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN, never from inputs.
+     */
+    region?: pulumi.Input<string>;
 }
 
 /** The arguments of a `tasks.AsyncResource`. */

@@ -6,6 +6,7 @@ import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { readConfig } from "../shared/config";
 import { LifecycleError } from "../shared/errors/lifecycleError";
 import type { ApiInputs, AsyncResourceInputs, AsyncResourceOutputs } from "./asyncResourceSchema";
+import { awsCredentialsFrom, type RequestSigner, sigV4Signer } from "./client/awsSigner";
 import { TaskApiClient } from "./client/taskApiClient";
 import { AsyncApiTokenError } from "./errors/asyncApiTokenError";
 import { AsyncResourceDefinitionError } from "./errors/asyncResourceDefinitionError";
@@ -17,6 +18,9 @@ import { specOf } from "./logic/asyncSpec";
 import { diffAsyncResource, type RawAsyncInputs } from "./logic/asyncState";
 import type { TaskProcessContext } from "./processContext";
 import { settingsFrom, type TaskApiSettings } from "./taskApiSettings";
+
+/** Cloud Control's signing name (botocore `cloudcontrol/2021-09-30/service-2.json`, metadata.signingName). */
+const CLOUD_CONTROL_SIGNING_NAME = "cloudcontrolapi";
 
 /** Implements `pulumi-nodejs:dynamic/tasks:AsyncResource`. */
 export class AsyncResourceProvider implements dynamic.ResourceProvider<AsyncResourceInputs, AsyncResourceOutputs> {
@@ -98,12 +102,14 @@ export class AsyncResourceProvider implements dynamic.ResourceProvider<AsyncReso
     private apiFor(inputs: AsyncResourceInputs): AsyncApi {
         const spec = specOf(inputs);
         const { api } = inputs;
-        const cacheKey = JSON.stringify([api.url, api.tokenConfig, api.tokenEnv]);
+        const cacheKey = JSON.stringify([api.url, api.tokenConfig, api.tokenEnv, api.dialect, api.region]);
         let client = this.clients.get(cacheKey);
         if (!client) {
+            const aws = api.dialect === "aws-cloudcontrol";
             client = new TaskApiClient({
                 baseUrl: api.url,
-                token: this.tokenOf(api),
+                token: aws ? "" : this.tokenOf(api),
+                ...(aws ? { sign: this.signerFor(api) } : {}),
                 clock: this.context.clock,
                 sleep: this.context.sleep,
                 random: this.context.random,
@@ -114,6 +120,14 @@ export class AsyncResourceProvider implements dynamic.ResourceProvider<AsyncReso
             this.clients.set(cacheKey, client);
         }
         return new AsyncApi(spec, client, this.context, this.settings.schedule);
+    }
+
+    /** SigV4 for Cloud Control, with the credentials of the process's environment. */
+    private signerFor(api: ApiInputs): RequestSigner {
+        const credentials = awsCredentialsFrom(this.env);
+        if (!credentials)
+            throw new AsyncApiTokenError(api.url, undefined, "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY");
+        return sigV4Signer({ region: api.region as string, service: CLOUD_CONTROL_SIGNING_NAME, credentials });
     }
 
     /** The token from the named config key, else the named environment variable; none when neither is named. */

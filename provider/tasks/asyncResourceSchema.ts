@@ -45,6 +45,8 @@ export interface ApiInputs {
     idParameter?: string;
     /** AWS Cloud Control: the resource type name (`AWS::Logs::LogGroup`). */
     typeName?: string;
+    /** AWS Cloud Control: the region requests are signed for (`us-east-1`); credentials come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY. */
+    region?: string;
 }
 
 /** How a resource is found by its natural key when the API chooses its id. */

@@ -74,6 +74,8 @@ for (const fixture of FIXTURES) {
             cli = requirePulumiCli(this);
         });
         beforeEach(async () => {
+            // The CLI hands its environment to the provider process it starts (AWS credentials, for one).
+            Object.assign(process.env, fixture.env);
             server = await fixture.start();
             project = await CliProject.create(cli, {
                 name: "async-cli",
@@ -86,8 +88,14 @@ for (const fixture of FIXTURES) {
             try {
                 const stored = await project.storedState();
                 assert.ok(!stored.includes(WIDGETS_TOKEN), "the API token never reaches the state");
+                for (const secret of Object.values(fixture.env ?? {}))
+                    assert.ok(
+                        !stored.includes(secret) && !printed.some((text) => text.includes(secret)),
+                        "no credential is stored or printed",
+                    );
                 assert.ok(!printed.some((text) => text.includes(WIDGETS_TOKEN)), "nor the CLI's output");
             } finally {
+                for (const name of Object.keys(fixture.env ?? {})) delete process.env[name];
                 await project.cleanup();
                 await server.close();
             }

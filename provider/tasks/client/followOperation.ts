@@ -6,6 +6,7 @@
 
 import type { Clock, Sleep } from "../../shared/time";
 import { OperationWaitError } from "../errors/operationWaitError";
+import { TaskApiError } from "../errors/taskApiError";
 import type { Dialect, OperationHandle, OperationView } from "../protocol/dialects/dialect";
 import { backoffBand, estimateRemaining, nextWait, type PollSchedule, suggestedWaitMs } from "./pollSchedule";
 import type { TaskApiClient } from "./taskApiClient";
@@ -91,6 +92,9 @@ export async function followOperation(options: FollowOptions): Promise<FollowOut
             last = dialect.polled(handle, { status: answer.status, header: answer.header, body: answer.body }, clock());
         } catch (error) {
             if (options.signal?.aborted) throw stop("interrupted", last);
+            // Throttling in the dialect's own words (Cloud Control's ThrottlingException is a 400): the
+            // look was refused, nothing else; look again after the next wait, within the deadline.
+            if (error instanceof TaskApiError && dialect.meaning(error.status, error.body) === "throttled") continue;
             throw stop("polling", last, error);
         }
         options.onProgress?.(last);

@@ -17,6 +17,7 @@ import { TaskApiUnreachableError } from "../errors/taskApiUnreachableError";
 import { parseRetryAfter } from "../protocol/retryAfter";
 import { IDEMPOTENCY_KEY_HEADER } from "../protocol/wire";
 import { abortion, MAX_RESPONSE_BYTES, mapStrings, type Parsed, parseJson, readBody } from "./answerBody";
+import type { RequestSigner } from "./awsSigner";
 import { DEFAULT_POLL_SCHEDULE, nextWait, type PollSchedule } from "./pollSchedule";
 import { isThrottled, mayHaveActed, mayRetry } from "./retryPolicy";
 
@@ -39,6 +40,8 @@ export interface TaskApiClientOptions {
     /** Attempts for transient failures (network, 5xx, 408); throttling (429, 503 with Retry-After) does not count. */
     readonly maxAttempts?: number;
     readonly fetch?: typeof fetch;
+    /** Signs each request instead of a bearer token (AWS SigV4); the token is then unused. */
+    readonly sign?: RequestSigner;
 }
 
 /** One request. */
@@ -193,11 +196,15 @@ export class TaskApiClient {
             // The dialect's headers never replace the credentials.
             if (name.toLowerCase() !== "authorization") headers[name.toLowerCase()] = value;
         }
+        const body = request.body !== undefined ? JSON.stringify(request.body) : undefined;
         try {
+            const sent = this.options.sign
+                ? await this.options.sign({ method: request.method, url: new URL(url), headers, body })
+                : headers;
             const pending = this.fetch(url, {
                 method: request.method,
-                headers,
-                ...(request.body !== undefined ? { body: JSON.stringify(request.body) } : {}),
+                headers: sent,
+                ...(body !== undefined ? { body } : {}),
                 signal: controller.signal,
                 // A redirect could carry the token, the body and the key elsewhere; the API never redirects.
                 redirect: "error",

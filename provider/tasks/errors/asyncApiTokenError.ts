@@ -11,8 +11,8 @@ export class AsyncApiTokenError extends LifecycleError {
     ) {
         const ways = [
             ...(tokenConfig ? [`pulumi config set --secret ${tokenConfig} <token>`] : []),
-            ...(tokenEnv ? [`export ${tokenEnv}=<token> before running pulumi`] : []),
+            ...(tokenEnv ? [`export ${tokenEnv} before running pulumi`] : []),
         ];
-        super(`no token for the API at ${url}: ${ways.join(", or ")}`);
+        super(`no credentials for the API at ${url}: ${ways.join(", or ")}`);
     }
 }

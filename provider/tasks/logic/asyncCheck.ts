@@ -77,7 +77,7 @@ function api(value: unknown, fail: Fail): ApiInputs {
     const given = value as Record<string, unknown>;
     const result: ApiInputs = { url: url(given.url, fail), dialect: dialect(given.dialect, fail) };
     const optional = (
-        name: "tokenConfig" | "tokenEnv" | "versionPrefix" | "idParameter" | "typeName",
+        name: "tokenConfig" | "tokenEnv" | "versionPrefix" | "idParameter" | "typeName" | "region",
         pattern: RegExp,
         what: string,
     ) => {
@@ -99,6 +99,7 @@ function api(value: unknown, fail: Fail): ApiInputs {
         /^[A-Za-z0-9]{1,64}::[A-Za-z0-9]{1,64}::[A-Za-z0-9]{1,64}$/,
         "a type name such as AWS::Logs::LogGroup",
     );
+    optional("region", /^[a-z]{2}(?:-[a-z]+)+-\d{1,2}$/, "an AWS region such as us-east-1");
     if (given.generic !== undefined && given.generic !== null) {
         if (typeof given.generic !== "object" || Array.isArray(given.generic)) {
             fail("api.generic", `must be an object of the generic dialect's options, not ${describe(given.generic)}`);
@@ -132,6 +133,7 @@ function api(value: unknown, fail: Fail): ApiInputs {
                 "versionPrefix",
                 "idParameter",
                 "typeName",
+                "region",
             ].includes(key)
         )
             fail(

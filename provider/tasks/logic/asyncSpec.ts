@@ -71,6 +71,13 @@ export function dialectOf(api: ApiInputs): Dialect | SpecProblem[] {
                         reason: "the aws-cloudcontrol dialect needs the resource type name, such as AWS::Logs::LogGroup",
                     },
                 ];
+            if (!api.region)
+                return [
+                    {
+                        property: "api.region",
+                        reason: "the aws-cloudcontrol dialect signs for a region: set it, such as us-east-1",
+                    },
+                ];
             return cloudControlDialect();
         default:
             return [

@@ -4,9 +4,11 @@
 
 import { ARM_API_VERSION, startAzureArmServer } from "../../dialects/servers/azureArm";
 import { GUIDELINES_API_VERSIONS, startAzureGuidelinesServer } from "../../dialects/servers/azureGuidelines";
+import { startCloudControlServer, TYPE_NAME } from "../../dialects/servers/cloudControl";
 import { startGenericServer } from "../../dialects/servers/generic";
 import { startGoogleAipServer } from "../../dialects/servers/googleAip";
 import type { DialectServer, FaultPlan, OperationPlan } from "../../dialects/servers/kit";
+import { TEST_CREDENTIALS, TEST_REGION } from "../../dialects/servers/sigv4";
 
 /** The environment variable every fixture names for its token. */
 export const TOKEN_ENV = "WIDGETS_TOKEN";
@@ -27,6 +29,8 @@ export interface DialectFixture {
     drift(size: number): Record<string, unknown>;
     /** Whether a create token makes a repeated create replay (so a killed create resumes without adopt). */
     readonly replaysCreate: boolean;
+    /** What the provider process's environment must hold besides the token (AWS credentials). */
+    readonly env?: Readonly<Record<string, string>>;
 }
 
 const api = (url: string, dialect: string, extra: Record<string, unknown> = {}) => ({
@@ -103,5 +107,24 @@ export const FIXTURES: readonly DialectFixture[] = [
         nameOf: (record) => record.displayName,
         drift: (size) => ({ size }),
         replaysCreate: true,
+    },
+    {
+        dialect: "aws-cloudcontrol",
+        start: (options) => startCloudControlServer({ retryAfterSeconds: 1, ...options }),
+        args: (url, name, size) => ({
+            api: api(url, "aws-cloudcontrol", { typeName: TYPE_NAME, region: TEST_REGION }),
+            collectionPath: "/",
+            itemPath: "/{id}",
+            naturalKey: "Name",
+            body: { Name: name, Size: size },
+        }),
+        sizeOf: (record) => record.Size,
+        nameOf: (record) => record.Name,
+        drift: (size) => ({ Size: size }),
+        replaysCreate: true,
+        env: {
+            AWS_ACCESS_KEY_ID: TEST_CREDENTIALS.accessKeyId,
+            AWS_SECRET_ACCESS_KEY: TEST_CREDENTIALS.secretAccessKey,
+        },
     },
 ];

@@ -15,7 +15,7 @@ import { FIXTURES, TOKEN_ENV, WIDGETS_TOKEN } from "./dialectFixtures";
 const START = Date.parse("2030-01-01T00:00:00.000Z");
 
 /** A provider process as the engine runs it, with time that passes only when it waits. */
-function providerFor(options: { onWait?: (count: number) => void } = {}) {
+function providerFor(options: { onWait?: (count: number) => void; env?: Readonly<Record<string, string>> } = {}) {
     let now = START;
     let waits = 0;
     const controller = new AbortController();
@@ -33,7 +33,11 @@ function providerFor(options: { onWait?: (count: number) => void } = {}) {
         report: (message) => reports.push(message),
         track: (work) => work,
     };
-    const provider = new AsyncResourceProvider(context, { [TOKEN_ENV]: WIDGETS_TOKEN, TASK_POLL_INITIAL_MS: "100" });
+    const provider = new AsyncResourceProvider(context, {
+        [TOKEN_ENV]: WIDGETS_TOKEN,
+        TASK_POLL_INITIAL_MS: "100",
+        ...options.env,
+    });
     return { provider, controller, reports };
 }
 
@@ -77,7 +81,7 @@ for (const fixture of FIXTURES) {
 
         it("creates, reads, updates in place, refreshes drift and deletes (confirmed gone)", async () => {
             server = await fixture.start();
-            const { provider, reports } = providerFor();
+            const { provider, reports } = providerFor({ env: fixture.env });
             const inputs = await checked(provider, fixture.args(server.url, "w1", 3));
             const created = await create(provider, inputs);
             assert.equal(created.id, "w1");
@@ -110,7 +114,7 @@ for (const fixture of FIXTURES) {
 
         it("a failed create is tainted partial state holding what exists; untaint finds it, or creates it again", async () => {
             server = await fixture.start({ operations: scriptedOperations({ kind: "create", outcome: "failed" }) });
-            const { provider } = providerFor();
+            const { provider } = providerFor({ env: fixture.env });
             const inputs = await checked(provider, fixture.args(server.url, "w1", 3));
             const { outs, error } = await partial(provider.create(inputs));
             assert.equal(outs.tainted, true);
@@ -127,7 +131,7 @@ for (const fixture of FIXTURES) {
             server = await fixture.start({
                 faults: scriptedFaults([{ operation: "create", fault: { kind: "lose-answer" }, times: 6 }]),
             });
-            const { provider } = providerFor();
+            const { provider } = providerFor({ env: fixture.env });
             const inputs = await checked(provider, {
                 ...fixture.args(server.url, "w1", 3),
                 createToken: "7d1f0c3e-0000-4000-8000-00000000000a",
@@ -151,6 +155,7 @@ for (const fixture of FIXTURES) {
         it("Ctrl-C while the operation runs: partial state with its handle; the next up follows it to its end", async () => {
             server = await fixture.start({ operations: scriptedOperations({ kind: "create", pollsToFinish: 4 }) });
             const interrupted = providerFor({
+                env: fixture.env,
                 onWait: (count) => count === 2 && interrupted.controller.abort(new Error("cancelled (Ctrl-C)")),
             });
             const inputs = await checked(interrupted.provider, fixture.args(server.url, "w1", 3));
@@ -159,7 +164,7 @@ for (const fixture of FIXTURES) {
             assert.match(error.message, /follows it to its end/);
             if (fixture.dialect !== "azure-arm" || outs.operation)
                 assert.ok(outs.operation?.ref, "the handle is recorded");
-            const next = providerFor();
+            const next = providerFor({ env: fixture.env });
             const resumed = await next.provider.update("w1", outs, inputs);
             assert.ok(resumed.outs?.resourceId);
             assert.equal(resumed.outs?.operation, undefined);
@@ -168,9 +173,9 @@ for (const fixture of FIXTURES) {
 
         it("a resource made outside the stack is refused without adopt, and taken over with it", async () => {
             server = await fixture.start();
-            const outsider = providerFor();
+            const outsider = providerFor({ env: fixture.env });
             await outsider.provider.create(await checked(outsider.provider, fixture.args(server.url, "w1", 3)));
-            const { provider } = providerFor();
+            const { provider } = providerFor({ env: fixture.env });
             const inputs = await checked(provider, fixture.args(server.url, "w1", 4));
             await assert.rejects(
                 provider.create(inputs),
@@ -188,7 +193,7 @@ for (const fixture of FIXTURES) {
 
         it("30% of requests throttled: create, update and delete still end well, within the deadline", async () => {
             server = await fixture.start({ faults: randomFaults({ seed: 19, rate: 0.3, kinds: ["throttle"] }) });
-            const { provider } = providerFor();
+            const { provider } = providerFor({ env: fixture.env });
             const inputs = await checked(provider, fixture.args(server.url, "w1", 3));
             const created = await create(provider, inputs);
             const news = await checked(provider, fixture.args(server.url, "w1", 6));
