@@ -17,7 +17,7 @@ import type { DialectName } from "./protocol/dialects/dialect";
 
 /** Where an API is, how it follows writes, and where its token is found. */
 export interface AsyncApiArgs {
-    /** The API's origin and optional base path: `https://api.example.com`. Requests never leave that origin. */
+    /** The API's origin, such as `https://api.example.com` (a base path goes in the path templates). Requests never leave that origin. */
     url: pulumi.Input<string>;
     /** generic, azure-arm, azure, google or aws-cloudcontrol. */
     dialect: pulumi.Input<Exclude<DialectName, "greenlake">>;

@@ -29,7 +29,7 @@ export interface GenericDialectInputs {
 
 /** Where the API is, how it speaks, and where its token is found (never the token itself). */
 export interface ApiInputs {
-    /** The API's origin and optional base path: `https://api.example.com`. Requests never leave it. */
+    /** The API's origin, such as `https://api.example.com` (a base path goes in the path templates). Requests never leave it. */
     url: string;
     /** How writes are followed: generic, azure-arm, azure, google or aws-cloudcontrol. */
     dialect: DialectName;

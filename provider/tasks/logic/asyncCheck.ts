@@ -6,8 +6,9 @@
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { containsUnknown, isUnknown } from "../../shared/unknown";
 import type { ApiInputs, AsyncResourceInputs, GenericDialectInputs, LookupInputs } from "../asyncResourceSchema";
+import { type DatastoreTimeouts, TIMEOUT_KEYS } from "../datastoreSchema";
 import { DIALECT_NAMES, type DialectName } from "../protocol/dialects/dialect";
-import { segmentProblem } from "../protocol/pathTemplate";
+import { parsePathTemplate, segmentProblem } from "../protocol/pathTemplate";
 import { resolve, type SpecProblem } from "./asyncSpec";
 import { createToken, describe, type Fail, flag, timeouts } from "./checkFields";
 
@@ -56,17 +57,26 @@ export function checkAsyncResource(news: Record<string, unknown>): {
     const token = createToken(news.createToken, fail);
     if (token !== undefined) inputs.createToken = token;
     const limits = timeouts(news.timeouts, fail);
-    if (limits !== undefined) inputs.timeouts = limits;
+    if (limits !== undefined) inputs.timeouts = withUnknownDurations(news.timeouts, limits);
     // What depends on values not known until the update runs is checked once they are.
     if (failures.length === 0 && !hasUnknown(inputs)) {
         const problems: SpecProblem[] = [];
         resolve(inputs, problems);
         for (const problem of problems) fail(problem.property, problem.reason);
+    } else if (failures.length === 0) {
+        // A known template is wrong whatever the unknowns turn out to be: say so in the preview.
+        for (const property of ["collectionPath", "itemPath"] as const) {
+            const source = inputs[property];
+            if (isUnknown(source)) continue;
+            const parsed = parsePathTemplate(source);
+            if ("problem" in parsed) fail(property, `${JSON.stringify(source)}: ${parsed.problem}`);
+        }
     }
     return { inputs, failures };
 }
 
 function api(value: unknown, fail: Fail): ApiInputs {
+    if (isUnknown(value)) return value as unknown as ApiInputs;
     if (typeof value !== "object" || value === null || Array.isArray(value)) {
         fail(
             "api",
@@ -100,7 +110,8 @@ function api(value: unknown, fail: Fail): ApiInputs {
         "a type name such as AWS::Logs::LogGroup",
     );
     optional("region", /^[a-z]{2}(?:-[a-z]+)+-\d{1,2}$/, "an AWS region such as us-east-1");
-    if (given.generic !== undefined && given.generic !== null) {
+    if (isUnknown(given.generic)) result.generic = given.generic as unknown as GenericDialectInputs;
+    else if (given.generic !== undefined && given.generic !== null) {
         if (typeof given.generic !== "object" || Array.isArray(given.generic)) {
             fail("api.generic", `must be an object of the generic dialect's options, not ${describe(given.generic)}`);
         } else {
@@ -156,7 +167,9 @@ function url(value: unknown, fail: Fail): string {
     try {
         parsed = new URL(value);
     } catch {
-        fail("api.url", `${describe(value)} is not a URL; write it as https://host[:port][/base]`);
+        // It may still carry credentials: never repeat them.
+        const shown = value.replace(/^([^/]*\/\/)[^/@]*@/, "$1***@");
+        fail("api.url", `${describe(shown)} is not a URL; write it as https://host[:port][/base]`);
         return value;
     }
     if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
@@ -164,6 +177,13 @@ function url(value: unknown, fail: Fail): string {
     else if (parsed.username || parsed.password)
         fail("api.url", "must not carry credentials; name where the token is with api.tokenConfig or api.tokenEnv");
     else if (parsed.search || parsed.hash) fail("api.url", "must not carry a query or a fragment");
+    // Paths the API names (a monitor, a Location) are resolved against the origin, so a base path here
+    // would hold for some requests and not others: it belongs in the path templates.
+    else if (parsed.pathname !== "/")
+        fail(
+            "api.url",
+            `must be the API's origin only (${parsed.origin}); put ${JSON.stringify(parsed.pathname)} at the start of collectionPath and itemPath`,
+        );
     return value;
 }
 
@@ -188,6 +208,7 @@ function text(property: string, value: unknown, fail: Fail): string {
 
 function parameters(value: unknown, fail: Fail): Record<string, string> {
     if (value === undefined || value === null) return {};
+    if (isUnknown(value)) return value as unknown as Record<string, string>;
     if (typeof value !== "object" || Array.isArray(value)) {
         fail("pathParameters", `must be an object of strings, not ${describe(value)}`);
         return {};
@@ -235,6 +256,7 @@ function jsonProblem(value: unknown, depth: number): string | undefined {
 
 function names(property: string, value: unknown, fail: Fail): string[] {
     if (value === undefined || value === null) return [];
+    if (isUnknown(value)) return value as unknown as string[];
     if (!Array.isArray(value) || value.some((name) => typeof name !== "string" || name.length === 0)) {
         fail(property, `must be a list of body property names, not ${describe(value)}`);
         return [];
@@ -244,6 +266,7 @@ function names(property: string, value: unknown, fail: Fail): string[] {
 
 function lookup(value: unknown, fail: Fail): LookupInputs | undefined {
     if (value === undefined || value === null) return undefined;
+    if (isUnknown(value)) return value as unknown as LookupInputs;
     if (typeof value !== "object" || Array.isArray(value)) {
         fail("lookup", `must be an object such as { query: "name={key}", items: "items" }, not ${describe(value)}`);
         return undefined;
@@ -255,6 +278,15 @@ function lookup(value: unknown, fail: Fail): LookupInputs | undefined {
         result[key] = text(`lookup.${key}`, given[key], fail);
     }
     return result;
+}
+
+/** The checked timeouts with the durations not known yet put back: the diff must count them as changes. */
+function withUnknownDurations(given: unknown, checked: DatastoreTimeouts): DatastoreTimeouts {
+    if (isUnknown(checked) || typeof given !== "object" || given === null) return checked;
+    const unknown = Object.entries(given).filter(
+        ([key, value]) => isUnknown(value) && (TIMEOUT_KEYS as readonly string[]).includes(key),
+    );
+    return { ...checked, ...Object.fromEntries(unknown) };
 }
 
 function hasUnknown(value: unknown): boolean {

@@ -11,7 +11,13 @@ import type { Dialect, Target } from "../protocol/dialects/dialect";
 import { GENERIC_DEFAULTS, type GenericOptions, genericDialect } from "../protocol/dialects/generic";
 import { googleDialect } from "../protocol/dialects/google";
 import { type Locator, parseLocator } from "../protocol/dialects/locator";
-import { fillPathTemplate, ID_PLACEHOLDER, type PathTemplate, parsePathTemplate } from "../protocol/pathTemplate";
+import {
+    fillPathTemplate,
+    ID_PLACEHOLDER,
+    type PathTemplate,
+    parsePathTemplate,
+    segmentProblem,
+} from "../protocol/pathTemplate";
 import { isSelectorProblem, parseSelector, type Selector, select } from "../protocol/selector";
 
 /** A problem with one input, for a check failure: the property path and what is wrong. */
@@ -146,6 +152,22 @@ export function resolve(inputs: AsyncResourceInputs, problems: SpecProblem[]): A
             reason: `the natural key ${inputs.naturalKey} is ${key === undefined ? "missing from the body" : `not a non-empty string (${JSON.stringify(key)})`}; put it in the body, or give it as key when the API takes it in the path`,
         });
     const mustBeId = keyMustBeId(inputs.api);
+    if (mustBeId && inputs.key === undefined && typeof key === "string" && key.length > 0) {
+        const problem = segmentProblem(key);
+        if (problem)
+            problems.push({
+                property: "body",
+                reason: `the natural key ${inputs.naturalKey} (${JSON.stringify(key)}) names the resource in its path: ${problem}`,
+            });
+    }
+    if (keyAt && inputs.key !== undefined) {
+        const carried = select(inputs.body, keyAt);
+        if (carried !== undefined && carried !== inputs.key)
+            problems.push({
+                property: "key",
+                reason: `${JSON.stringify(inputs.key)} is not the natural key the body carries at ${inputs.naturalKey} (${JSON.stringify(carried)}); give the same value, or only one of them`,
+            });
+    }
     if (mustBeId && inputs.idField !== undefined)
         problems.push({
             property: "idField",

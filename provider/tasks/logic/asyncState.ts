@@ -42,8 +42,8 @@ export function isPendingCreate(olds: Partial<AsyncResourceOutputs>): boolean {
  * API as the same create. Changes to the body since are sent by the update that follows.
  */
 export function resumedInputs(olds: AsyncResourceOutputs, news: RawAsyncInputs): RawAsyncInputs {
-    if (olds.createToken === undefined) return news;
-    return { ...news, createToken: olds.createToken, body: olds.body };
+    const sent = { ...news, body: olds.body ?? news.body };
+    return olds.createToken === undefined ? sent : { ...sent, createToken: olds.createToken };
 }
 
 /** The outputs a failed update leaves on record: the old state, with the operation it was waiting on. */
@@ -116,9 +116,10 @@ export function diffAsyncResource(olds: Partial<AsyncResourceOutputs>, news: Asy
     if (!oldApi || differs(oldApi.dialect, news.api.dialect)) replaces.push("api.dialect");
     if (differs(oldApi?.typeName, news.api.typeName)) replaces.push("api.typeName");
     for (const name of LOCATION) if (differs(olds[name], news[name])) replaces.push(name);
-    const keyChanged = differs(keyIn(olds), keyIn(news));
-    if (keyChanged) replaces.push(`body.${news.naturalKey}`);
-    for (const name of news.replaceOnChanges) {
+    const newKey = keyIn(news);
+    const keyChanged = differs(keyIn(olds), newKey);
+    if (keyChanged) replaces.push(news.key !== undefined || olds.key !== undefined ? "key" : `body.${news.naturalKey}`);
+    for (const name of Array.isArray(news.replaceOnChanges) ? news.replaceOnChanges : []) {
         if (differs(olds.body?.[name], isUnknown(news.body) ? news.body : news.body[name]))
             replaces.push(`body.${name}`);
     }
@@ -129,6 +130,7 @@ export function diffAsyncResource(olds: Partial<AsyncResourceOutputs>, news: Asy
         differs(olds.lookup, news.lookup) ||
         differs(olds.replaceOnChanges ?? [], news.replaceOnChanges) ||
         news.createToken !== olds.createToken ||
+        isUnknown(news.timeouts) ||
         TIMEOUT_KEYS.some((key) => differs(olds.timeouts?.[key], news.timeouts?.[key])) ||
         news.adopt !== (olds.adopt ?? false) ||
         news.untaint !== (olds.untaint ?? false) ||
@@ -137,7 +139,10 @@ export function diffAsyncResource(olds: Partial<AsyncResourceOutputs>, news: Asy
         changes: replaces.length > 0 || settingsChanged,
         replaces,
         // Unknown during preview counts as unchanged: the unsafe case, which must delete first.
-        deleteBeforeReplace: replaces.length > 0 && !keyChanged && !differs(oldApi?.url, news.api.url),
+        deleteBeforeReplace:
+            replaces.length > 0 &&
+            (isUnknown(newKey) || !keyChanged) &&
+            (isUnknown(news.api) || isUnknown(news.api.url) || !differs(oldApi?.url, news.api.url)),
     };
 }
 

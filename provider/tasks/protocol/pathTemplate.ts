@@ -31,7 +31,8 @@ export function parsePathTemplate(source: unknown): PathTemplate | { problem: st
         if (literal.includes("}")) return { problem: 'it has a "}" without a "{"' };
         if (!LITERAL.test(literal)) return { problem: `it holds characters a path cannot: ${JSON.stringify(literal)}` };
         const path = literal.split("?")[0] as string;
-        if (path.split("/").some((segment) => segment === "." || segment === "..")) {
+        // fetch (WHATWG URL) resolves %2e as "." too: /a/%2e%2e/b is requested as /b.
+        if (path.split("/").some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment))) {
             return { problem: 'it holds a "." or ".." segment' };
         }
         if (literal) parts.push({ literal });

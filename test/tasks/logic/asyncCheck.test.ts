@@ -602,10 +602,17 @@ describe("checkAsyncResource", () => {
             refuse(generic({}, { url: "api.example.com" }), "api.url", /https:\/\//);
         });
 
-        it("an http URL with a port and a base path is accepted", () => {
-            assert.equal(
-                accept(generic({}, { url: "http://127.0.0.1:8080/base" })).api.url,
-                "http://127.0.0.1:8080/base",
+        it("an http URL with a port is accepted, with or without its trailing slash", () => {
+            for (const url of ["http://127.0.0.1:8080", "http://127.0.0.1:8080/"])
+                assert.equal(accept(generic({}, { url })).api.url, url);
+        });
+
+        it("a base path is refused, saying to put it in the path templates (monitors the API names resolve against the origin)", () => {
+            refuse(
+                generic({}, { url: "http://127.0.0.1:8080/base" }),
+                "api.url",
+                /origin only/,
+                /"\/base" at the start of collectionPath and itemPath/,
             );
         });
 
