@@ -1,5 +1,6 @@
 // `npm run bench`: runs the benchmarks and prints their tables. `npm run bench -- hosts` runs one.
 
+import { printAsyncDialectsBench } from "./asyncDialectsBench";
 import { BIG_FILE_LINES, benchBigFile, MANAGED } from "./bigFileBench";
 import { benchCli } from "./cliBench";
 import { benchForeignWriter, type ForeignWriterRun } from "./foreignWriterBench";
@@ -237,7 +238,14 @@ async function cli(): Promise<void> {
     console.log(table(["", "HostEntry", "no-op provider", "ratio"], rows));
 }
 
-const BENCHMARKS: Record<string, () => Promise<void>> = { hosts, bigfile: bigFile, cli, tasks, foreign };
+const BENCHMARKS: Record<string, () => Promise<void>> = {
+    hosts,
+    bigfile: bigFile,
+    cli,
+    tasks,
+    foreign,
+    dialects: printAsyncDialectsBench,
+};
 
 async function main(): Promise<void> {
     const chosen = process.argv.slice(2);
