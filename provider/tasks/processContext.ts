@@ -6,6 +6,7 @@
 // SIGINT to the provider process and SIGKILL 5 s later: the same, and the process exits well before the
 // SIGKILL.
 
+import { setMaxListeners } from "node:events";
 import { onEngineCancel } from "../shared/engineCancel";
 import { engineReporter } from "../shared/engineLog";
 import type { Clock, Sleep } from "../shared/time";
@@ -30,6 +31,10 @@ const FLUSH_MS = 100;
 /** The context of this process: real time, the engine's log, SIGINT aborting every wait. */
 export function processContext(engineAddress: string | undefined): TaskProcessContext {
     const controller = new AbortController();
+    // One signal for the whole process, with a listener per request and per wait in flight (the engine
+    // runs up to 16 operations at once): many listeners is the design, not a leak, so Node's warning at
+    // 11 is turned off for this signal alone.
+    setMaxListeners(0, controller.signal);
     const inFlight = new Set<Promise<unknown>>();
     onEngineCancel(() => {
         if (!controller.signal.aborted) controller.abort(new Error("cancelled (Ctrl-C)"));

@@ -116,7 +116,7 @@ export class AsyncLifecycle {
             // (and an API that requires the key gets one); a later `up` finds it by its natural key.
             const token =
                 inputs.createToken !== undefined
-                    ? api.spec.dialect.createKey(inputs.createToken, generation)
+                    ? api.spec.dialect.createKey(inputs.createToken, generation, api.spec.key)
                     : api.spec.dialect.tokenReplaysCreate
                       ? randomUUID()
                       : undefined;
@@ -179,7 +179,9 @@ export class AsyncLifecycle {
             return this.afterFailedSubmit(api, inputs, deadline, error, found, keyed);
         }
         if (view.resubmit) return "resubmit";
-        const replayed = keyed && endedAtFirstLook === true && handle !== undefined;
+        // Over at the first answer (Google answers a repeated requestId with the done operation itself)
+        // or at the first look: with a key the API replays, that is an earlier create of ours.
+        const replayed = keyed && endedAtFirstLook === true;
         if (view.state === "pending") {
             // Accepted, with nothing to follow it by: the next up finds it by its natural key.
             const reason = `the API accepted the create (${view.status}) but gave no way to follow it; the next \`pulumi up\` looks it up`;
@@ -194,12 +196,12 @@ export class AsyncLifecycle {
             const known = { operation: handle, tainted: failed, ...(failed ? { taintReason: reason } : {}) };
             throw partialState(inputs, spec.key, spec.label, outputsOf(inputs, known), reason);
         }
-        if (made === "gone" && keyed) return "spent";
         const resource = made === "gone" ? undefined : made;
+        // A replayed create whose resource is gone (deleted since) or that made none spent its key.
+        if (replayed && !resource) return "spent";
         if (view.state === "succeeded") {
             if (resource)
                 return outputsOf(inputs, { resourceId: resource.id, resource: resource.record, tainted: false });
-            if (replayed) return "spent";
             const reason = `${what} succeeded, but the API has no such resource; the next \`pulumi up\` creates it again`;
             throw partialState(
                 inputs,
@@ -209,7 +211,6 @@ export class AsyncLifecycle {
                 reason,
             );
         }
-        if (!resource && replayed) return "spent";
         const reason = new OperationFailedError(
             what,
             view,

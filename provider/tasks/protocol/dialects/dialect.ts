@@ -111,8 +111,8 @@ export interface Dialect {
      * is a PUT to the item's own path is idempotent without a token, and a token tells nothing.
      */
     readonly tokenReplaysCreate: boolean;
-    /** The key the `generation`-th create with this create token sends, in the form the API takes (tokenForms.ts). */
-    createKey(token: string, generation: number): string;
+    /** The key the `generation`-th create of `naturalKey` with this create token sends, in the form the API takes (tokenForms.ts). */
+    createKey(token: string, generation: number, naturalKey: string): string;
     /** The call that creates the resource; `token` makes a repeat of it replay, where the API allows. */
     create(target: Target, body: unknown, token: string | undefined): HttpCall;
     /** The call that reads the resource with this id. */
