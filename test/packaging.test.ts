@@ -75,11 +75,13 @@ describe("the packed package, installed by name in a fresh project", function ()
         assert.deepEqual(unexpected, []);
     });
 
-    it("installs no runtime dependency besides its peer @pulumi/pulumi", async () => {
+    it("installs one runtime dependency, the SigV4 signer (itself without dependencies), besides its peer @pulumi/pulumi", async () => {
         const manifest = JSON.parse(
             await readFile(join(app, "node_modules", "pulumi-lifecycle", "package.json"), "utf8"),
         );
-        assert.equal(manifest.dependencies, undefined);
+        assert.deepEqual(Object.keys(manifest.dependencies), ["aws4"]);
+        const signer = JSON.parse(await readFile(join(app, "node_modules", "aws4", "package.json"), "utf8"));
+        assert.equal(signer.dependencies, undefined, "aws4 brings nothing else");
         assert.deepEqual(Object.keys(manifest.peerDependencies), ["@pulumi/pulumi"]);
     });
 
@@ -159,6 +161,7 @@ describe("the packed package, installed by name in a fresh project", function ()
             join(packageHome, "@pulumi", "pulumi"),
             "junction",
         );
+        await symlink(join(app, "node_modules", "aws4"), join(packageHome, "aws4"), "junction");
         await mkdir(join(pnpmApp, "node_modules", "@pulumi"));
         await symlink(
             join(packageHome, "pulumi-lifecycle"),

@@ -6,7 +6,7 @@ import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { readConfig } from "../shared/config";
 import { LifecycleError } from "../shared/errors/lifecycleError";
 import type { ApiInputs, AsyncResourceInputs, AsyncResourceOutputs } from "./asyncResourceSchema";
-import { awsCredentialsFrom, type RequestSigner, sigV4Signer } from "./client/awsSigner";
+import type { RequestSigner } from "./client/awsSigner";
 import { TaskApiClient } from "./client/taskApiClient";
 import { AsyncApiTokenError } from "./errors/asyncApiTokenError";
 import { AsyncResourceDefinitionError } from "./errors/asyncResourceDefinitionError";
@@ -124,6 +124,9 @@ export class AsyncResourceProvider implements dynamic.ResourceProvider<AsyncReso
 
     /** SigV4 for Cloud Control, with the credentials of the process's environment. */
     private signerFor(api: ApiInputs): RequestSigner {
+        // Loaded only by programs that use Cloud Control: every other resource runs without the signer.
+        const { awsCredentialsFrom, sigV4Signer } =
+            require("./client/awsSigner") as typeof import("./client/awsSigner");
         const credentials = awsCredentialsFrom(this.env);
         if (!credentials)
             throw new AsyncApiTokenError(api.url, undefined, "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY");

@@ -1,11 +1,10 @@
-// AWS Signature Version 4 for APIs that take it (Cloud Control), by the signer the AWS SDK for
-// JavaScript v3 itself uses (@smithy/signature-v4 with @aws-crypto/sha256-js): nothing of the algorithm
-// is written here. The signing date is the wall clock, not the client's injectable one: AWS compares it
-// with its own clock (15 minutes either way).
+// AWS Signature Version 4 for APIs that take it (Cloud Control), by `aws4`, the small, dependency-free
+// signer much of the Node ecosystem uses: nothing of the algorithm is written here. (The tests' Cloud
+// Control server verifies with @smithy/signature-v4, the AWS SDK's own: two implementations that must
+// agree.) The signing date is the wall clock, not the client's injectable one: AWS compares it with its
+// own clock (15 minutes either way).
 
-import { Sha256 } from "@aws-crypto/sha256-js";
-import { SignatureV4 } from "@smithy/signature-v4";
-
+import aws4 = require("aws4");
 /** AWS credentials, from the provider process's environment; never in inputs, state or messages. */
 export interface AwsCredentials {
     readonly accessKeyId: string;
@@ -26,32 +25,25 @@ export type RequestSigner = (request: RequestToSign) => Promise<Record<string, s
 
 /** A SigV4 signer for `service` in `region`. */
 export function sigV4Signer(options: { region: string; service: string; credentials: AwsCredentials }): RequestSigner {
-    const signer = new SignatureV4({
-        credentials: options.credentials,
-        region: options.region,
-        service: options.service,
-        sha256: Sha256,
-    });
     return async (request) => {
-        const query: Record<string, string> = {};
-        for (const [name, value] of request.url.searchParams) query[name] = value;
-        const signed = await signer.sign(
+        const signed = aws4.sign(
             {
+                host: request.url.host,
+                path: `${request.url.pathname}${request.url.search}`,
                 method: request.method,
-                protocol: request.url.protocol,
-                hostname: request.url.hostname,
-                ...(request.url.port ? { port: Number(request.url.port) } : {}),
-                path: request.url.pathname,
-                query,
-                headers: { ...request.headers, host: request.url.host },
+                headers: { ...request.headers },
                 ...(request.body === undefined ? {} : { body: request.body }),
+                service: options.service,
+                region: options.region,
             },
-            { signingDate: new Date() },
+            options.credentials,
         );
         const headers: Record<string, string> = {};
-        // fetch sets Host itself, from the URL it was signed for.
-        for (const [name, value] of Object.entries(signed.headers))
-            if (name.toLowerCase() !== "host") headers[name] = String(value);
+        // fetch sets Host and Content-Length itself, to the values signed (the URL's host, the body's length).
+        for (const [name, value] of Object.entries(signed.headers ?? {})) {
+            const lower = name.toLowerCase();
+            if (lower !== "host" && lower !== "content-length") headers[lower] = String(value);
+        }
         return headers;
     };
 }
