@@ -26,6 +26,9 @@ export interface Deadline {
     readonly setting: string;
 }
 
+/** How many reads a result that lags behind its operation gets before the read is taken as the truth. */
+const SETTLE_LOOKS = 6;
+
 /** A record read from the API: its API id and the record itself. */
 export interface Found {
     readonly id: string;
@@ -88,6 +91,29 @@ export class AsyncApi {
     /** The record at a location an operation named (a path or URL on the API's origin). */
     async getAt(location: string, deadline: Deadline): Promise<Found | undefined> {
         return this.recordOf({ method: "GET", path: location, repeatable: true }, deadline, undefined);
+    }
+
+    /**
+     * Reads after an operation said it ended well, as long as the API's reads lag behind it (a replica,
+     * an eventually consistent list): looks again, after the poll schedule's doubling waits, until
+     * `settled` holds or `looks` reads were made, within the deadline; answers the last read. Without
+     * this, a read that lags would make a create that succeeded look like one that made nothing.
+     */
+    async settled<T>(
+        read: () => Promise<T>,
+        settled: (value: T) => boolean,
+        deadline: Deadline,
+        looks = SETTLE_LOOKS,
+    ): Promise<T> {
+        let value = await read();
+        for (let look = 1; look < looks && !settled(value); look++) {
+            const left = deadline.at - this.context.clock();
+            if (left <= 0) break;
+            const wait = Math.min(this.schedule.initialMs * 2 ** (look - 1), this.schedule.maxMs, left);
+            await this.context.sleep(wait, this.context.signal);
+            value = await read();
+        }
+        return value;
     }
 
     /** The resource with the natural key; undefined when there is none, an error when there are several. */

@@ -19,6 +19,7 @@ import { TaskApiContractError } from "../errors/taskApiContractError";
 import {
     bodyAsRecorded,
     bodyChanged,
+    differs,
     isPendingCreate,
     keptOutputs,
     outputsOf,
@@ -35,9 +36,6 @@ import type { AsyncApi, Deadline, Found } from "./asyncApi";
 const DEFAULT_TIMEOUT_MS = 20 * 60_000;
 /** How long a read may take by default. */
 const DEFAULT_READ_TIMEOUT_MS = 5 * 60_000;
-/** How many times a delete's end is confirmed before the API's word is doubted (lagging replicas). */
-const DELETE_CONFIRMATIONS = 3;
-
 /** Builds the API of a resource from its inputs (one client per API per process). */
 export type ApiFor = (inputs: AsyncResourceInputs) => AsyncApi;
 
@@ -261,9 +259,12 @@ export class AsyncLifecycle {
         const named = spec.keyIsId
             ? spec.key
             : (view.resourceId ?? (view.record === undefined ? undefined : spec.idOf(view.record)));
-        if (named !== undefined) return (await api.get(named, deadline)) ?? "gone";
-        if (view.resourceLocation) return (await api.getAt(view.resourceLocation, deadline)) ?? "gone";
-        return lookUpUnnamed ? await api.lookUp(deadline) : undefined;
+        // The operation ended: a read that finds nothing may only lag behind it, so it looks again first.
+        const exists = (found: Found | undefined) => found !== undefined;
+        if (named !== undefined) return (await api.settled(() => api.get(named, deadline), exists, deadline)) ?? "gone";
+        const location = view.resourceLocation;
+        if (location) return (await api.settled(() => api.getAt(location, deadline), exists, deadline)) ?? "gone";
+        return lookUpUnnamed ? await api.settled(() => api.lookUp(deadline), exists, deadline) : undefined;
     }
 
     /** A resource with the natural key that this resource did not make: adopt it (sending the program's body), or refuse. */
@@ -377,7 +378,10 @@ export class AsyncLifecycle {
         } else if (submitted.view.state === "failed" || submitted.view.state === "canceled") {
             throw new OperationFailedError(what, submitted.view, "the state on record is as before it");
         }
-        return (await api.get(found.id, deadline)) ?? found;
+        // A read that lags still shows the resource as before the update: look again until it shows the body.
+        const shows = (read: Found | undefined) =>
+            read !== undefined && !differs(bodyAsRecorded(inputs.body, read.record), inputs.body);
+        return (await api.settled(() => api.get(found.id, deadline), shows, deadline)) ?? found;
     }
 
     /** Delete: after any operation of ours still running on it; gone already is success. */
@@ -404,10 +408,14 @@ export class AsyncLifecycle {
         if (view.state === "failed" || view.state === "canceled")
             throw new OperationFailedError(what, view, "it stays in the stack's state; run `pulumi destroy` again");
         // The API's word is not enough: only a resource the API no longer has is forgotten.
-        for (let look = 0; look < DELETE_CONFIRMATIONS; look++) {
-            if (!(await api.get(id, deadline))) return;
-            await this.sleep(Math.min(1000 * 2 ** look, Math.max(0, deadline.at - this.clock())), this.signal);
-        }
+        if (
+            !(await api.settled(
+                () => api.get(id, deadline),
+                (found) => found === undefined,
+                deadline,
+            ))
+        )
+            return;
         throw new DeleteUnconfirmedError(spec.label, id);
     }
 

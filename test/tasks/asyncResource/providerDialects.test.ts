@@ -191,6 +191,37 @@ for (const fixture of FIXTURES) {
             assertClean(server, 1);
         });
 
+        it("a canceled create is tainted like a failed one; the next up replaces it, one resource at most", async () => {
+            server = await fixture.start({ operations: scriptedOperations({ kind: "create", outcome: "canceled" }) });
+            const { provider } = providerFor({ env: fixture.env });
+            const inputs = await checked(provider, fixture.args(server.url, "w1", 3));
+            const { outs, error } = await partial(provider.create(inputs));
+            assert.equal(outs.tainted, true);
+            assert.match(error.message, /canceled/i);
+            await provider.delete("w1", outs);
+            const fresh = await create(provider, inputs);
+            assert.ok(fresh.outs.resourceId);
+            assertClean(server, 1);
+        });
+
+        it("a result that arrives late (the read after success still shows the old state) is waited out, never recorded wrong", async () => {
+            server = await fixture.start({
+                operations: scriptedOperations(
+                    { kind: "create", resultLate: true },
+                    { kind: "update", resultLate: true },
+                ),
+            });
+            const { provider } = providerFor({ env: fixture.env });
+            const created = await create(provider, await checked(provider, fixture.args(server.url, "w1", 3)));
+            assert.ok(created.outs.resourceId);
+            const news = await checked(provider, fixture.args(server.url, "w1", 8));
+            const updated = await provider.update("w1", created.outs, news);
+            assert.equal(fixture.sizeOf(server.resources()[0] as Record<string, unknown>), 8);
+            const read = await provider.read("w1", updated.outs as AsyncResourceOutputs);
+            assert.equal(fixture.sizeOf(read.props?.resource as Record<string, unknown>), 8);
+            assertClean(server, 1);
+        });
+
         it("30% of requests throttled: create, update and delete still end well, within the deadline", async () => {
             server = await fixture.start({ faults: randomFaults({ seed: 19, rate: 0.3, kinds: ["throttle"] }) });
             const { provider } = providerFor({ env: fixture.env });
