@@ -233,7 +233,7 @@ describe("examples/datastore", () => {
         assert.ok(result.ok, result.plan);
         assert.deepEqual(kinds(result), ["same ds19-token", "update ds19"]);
         assert.equal(result.outputs.sizeInBytes, 32 * 2 ** 30);
-        assert.equal(api.datastores()[0]?.sizeInBytes, 32 * 2 ** 30);
+        assert.equal(api.datastores()[0]?.capacityInBytes, 32 * 2 ** 30);
     });
 
     it("destroy deletes it, and the API token is nowhere in the state", async () => {

@@ -10,7 +10,6 @@ import { type Filter, matchesFilter, sameUuid } from "../tasks/protocol/filter";
 import {
     type AsyncOperation,
     type CreateDatastoreRequest,
-    DATASTORE_TYPE,
     type DatastoreRecord,
     datastoreUri,
     operationUri,
@@ -19,6 +18,7 @@ import {
 } from "../tasks/protocol/wire";
 import { ApiError, badRequest } from "./apiError";
 import type { TaskShape } from "./control";
+import { newDatastoreRecord, statusOf } from "./datastoreRecord";
 import type { IdempotencyRecord, TaskApiData, TaskKind, TaskPlan, TaskRecord } from "./records";
 import { advanceTask, formatSize, operationJson, taskName } from "./taskProgress";
 import { canonicalJson } from "./validation";
@@ -125,33 +125,29 @@ export class DatastoreModel {
             const existing = this.list(undefined).find(
                 (datastore) =>
                     datastore.name === request.name &&
-                    sameUuid(datastore.hciClusterUuid, request.hciClusterUuid) &&
-                    sameUuid(datastore.clusterInfo.id, request.clusterId),
+                    sameUuid(datastore.hciClusterUuid, request.storageSystemId) &&
+                    sameUuid(datastore.clusterInfo.id, request.targetHypervisorClusterId),
             );
             if (existing) {
                 throw new ApiError(
                     409,
                     "conflict",
-                    `a datastore named ${request.name} already exists in cluster ${request.clusterId} of ` +
-                        `HCI cluster ${request.hciClusterUuid} (id ${existing.id}, state ${existing.state}).`,
+                    `a datastore named ${request.name} already exists in hypervisor cluster ` +
+                        `${request.targetHypervisorClusterId} of storage system ${request.storageSystemId} ` +
+                        `(id ${existing.id}, state ${existing.state}).`,
                     { body: { existingId: existing.id } },
                 );
             }
-            const now = this.iso();
-            const datastore: DatastoreRecord = {
+            const datastore = newDatastoreRecord({
                 id: randomUUID(),
-                type: DATASTORE_TYPE,
                 name: request.name,
-                hciClusterUuid: request.hciClusterUuid,
-                clusterInfo: { id: request.clusterId },
+                storageSystemId: request.storageSystemId,
+                targetHypervisorClusterId: request.targetHypervisorClusterId,
                 sizeInBytes: request.sizeInBytes,
                 datastoreType: request.datastoreType,
-                state: "CREATING",
+                at: this.iso(),
                 ...(idempotency && this.settings.echoIdempotencyKey ? { idempotencyKey: idempotency.key } : {}),
-                createdAt: now,
-                updatedAt: now,
-                generation: 1,
-            };
+            });
             this.data.datastores.set(datastore.id, datastore);
             this.data.counters.datastoresCreated++;
             return this.startTask("create", datastore, shape);
@@ -168,10 +164,10 @@ export class DatastoreModel {
         return this.idempotently(idempotency, () => {
             const datastore = this.existing(id);
             if (datastore.state !== "OK") throw this.busy(datastore, "resized");
-            if (request.sizeInBytes < datastore.sizeInBytes) {
+            if (request.sizeInBytes < datastore.capacityInBytes) {
                 throw badRequest(
                     `sizeInBytes ${request.sizeInBytes} (${formatSize(request.sizeInBytes)}) is smaller than the ` +
-                        `datastore's ${datastore.sizeInBytes} (${formatSize(datastore.sizeInBytes)}); a datastore ` +
+                        `datastore's ${datastore.capacityInBytes} (${formatSize(datastore.capacityInBytes)}); a datastore ` +
                         "cannot shrink: create a smaller one and move the data.",
                 );
             }
@@ -290,7 +286,7 @@ export class DatastoreModel {
                     datastore,
                     task.failure
                         ? { state: "OK" }
-                        : { state: "OK", sizeInBytes: task.resizeToBytes ?? datastore.sizeInBytes },
+                        : { state: "OK", capacityInBytes: task.resizeToBytes ?? datastore.capacityInBytes },
                     at,
                 );
                 break;
@@ -303,12 +299,13 @@ export class DatastoreModel {
 
     private update(
         datastore: DatastoreRecord,
-        change: Partial<Pick<DatastoreRecord, "state" | "sizeInBytes">>,
+        change: Partial<Pick<DatastoreRecord, "state" | "capacityInBytes">>,
         at = this.iso(),
     ): void {
         this.data.datastores.set(datastore.id, {
             ...datastore,
             ...change,
+            status: statusOf(change.state ?? datastore.state),
             updatedAt: at,
             generation: datastore.generation + 1,
         });

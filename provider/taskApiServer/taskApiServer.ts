@@ -476,7 +476,12 @@ class TaskApiHttpServer implements TaskApiServer {
                 const items = this.model
                     .list(filter)
                     .filter((datastore) => lagMs === 0 || Date.parse(datastore.createdAt) <= this.now() - lagMs);
-                return json(200, { items, count: items.length } satisfies DatastoreList);
+                return json(200, {
+                    items,
+                    count: items.length,
+                    offset: 0,
+                    total: items.length,
+                } satisfies DatastoreList);
             }
             case "getDatastore": {
                 allowQuery(request.query, []);

@@ -13,11 +13,13 @@ import { realPathSync } from "../shared/files/realPath";
 import type { DatastoreRecord } from "../tasks/protocol/wire";
 import { DataFileError } from "./dataFileError";
 import { DataFileUnwritableError } from "./dataFileUnwritableError";
+import { upgradedRecord, type VersionOneRecord } from "./datastoreRecord";
 import { emptyData, type IdempotencyRecord, type TaskApiData, type TaskRecord } from "./records";
 
 /** Marks a data file as ours, so that a stray JSON file is never taken for one (and overwritten). */
 const FORMAT = "pulumi-lifecycle/task-api";
-const VERSION = 1;
+/** 2: datastores as the real API shapes them (datastoreRecord.ts); 1 had `sizeInBytes` and a bare `clusterInfo`. */
+const VERSION = 2;
 
 /** The data file's JSON. */
 interface DataFile {
@@ -138,13 +140,18 @@ function parseDataFile(file: string, text: string): TaskApiData {
     if (typeof candidate !== "object" || candidate === null || candidate.format !== FORMAT) {
         throw new DataFileError(file, `no "format": "${FORMAT}" marker`);
     }
-    if (candidate.version !== VERSION) {
+    const version = candidate.version as number | undefined;
+    if (version !== VERSION && version !== 1) {
         throw new DataFileError(
             file,
-            `version ${JSON.stringify(candidate.version)}; this server reads version ${VERSION}`,
+            `version ${JSON.stringify(candidate.version)}; this server reads versions 1 and ${VERSION}`,
         );
     }
-    const { datastores, tasks, idempotencyKeys, counters } = candidate;
+    const { tasks, idempotencyKeys, counters } = candidate;
+    const datastores =
+        version === 1 && Array.isArray(candidate.datastores)
+            ? (candidate.datastores as unknown as VersionOneRecord[]).map(upgradedRecord)
+            : candidate.datastores;
     if (!Array.isArray(datastores) || !Array.isArray(tasks) || !Array.isArray(idempotencyKeys) || !counters) {
         throw new DataFileError(file, "datastores, tasks, idempotencyKeys or counters is missing");
     }

@@ -349,7 +349,7 @@ class ChaosRun implements OperationRunner {
                 // Someone else's that it was never told to adopt: the user must choose another name.
                 if (!this.released.has(theirs.id)) return false;
                 const ours = this.engine.state.get(resource.urn)?.outputs.datastoreId === theirs.id;
-                const adoptable = resource.adopt && theirs.sizeInBytes === resource.sizeInBytes;
+                const adoptable = resource.adopt && theirs.capacityInBytes === resource.sizeInBytes;
                 return ours || adoptable;
             });
     }
@@ -733,9 +733,9 @@ class ChaosRun implements OperationRunner {
             );
             this.check(
                 "2 foreign",
-                now === undefined || now.sizeInBytes === before.sizeInBytes,
+                now === undefined || now.capacityInBytes === before.capacityInBytes,
                 () =>
-                    `someone else's datastore ${before.name} (${id}) was resized from ${before.sizeInBytes} to ${now?.sizeInBytes}`,
+                    `someone else's datastore ${before.name} (${id}) was resized from ${before.capacityInBytes} to ${now?.capacityInBytes}`,
             );
         }
     }
@@ -802,7 +802,13 @@ class ChaosRun implements OperationRunner {
         const answer = await fetch(`${backend.url}${DATASTORES_PATH}`, {
             method: "POST",
             headers: { authorization: backend.authorization, "content-type": "application/json" },
-            body: JSON.stringify({ ...key, sizeInBytes, datastoreType: "VMFS" }),
+            body: JSON.stringify({
+                name: key.name,
+                sizeInBytes,
+                storageSystemId: key.hciClusterUuid,
+                targetHypervisorClusterId: key.clusterId,
+                datastoreType: "VMFS",
+            }),
         });
         if (answer.status !== 202)
             throw new Error(
@@ -847,7 +853,7 @@ function describeResource(resource: ResourceSpec): string {
 }
 
 function describeRecord(record: DatastoreRecord): string {
-    return `${record.name}@${record.clusterInfo.id.slice(0, 8)} ${record.id} ${record.state} ${record.sizeInBytes / 1024 ** 3} GiB`;
+    return `${record.name}@${record.clusterInfo.id.slice(0, 8)} ${record.id} ${record.state} ${record.capacityInBytes / 1024 ** 3} GiB`;
 }
 
 function describeOutcome(outcome: OpOutcome<unknown>): string {

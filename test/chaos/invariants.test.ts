@@ -2,6 +2,7 @@
 // fails on the API's own routes would bury every real finding.
 
 import { strict as assert } from "node:assert";
+import { newDatastoreRecord } from "../../provider/taskApiServer/datastoreRecord";
 import { CrossOriginError } from "../../provider/tasks/errors/crossOriginError";
 import { DatastoreExistsError } from "../../provider/tasks/errors/datastoreExistsError";
 import { ASYNC_OPERATIONS_PATH, DATASTORES_PATH, type DatastoreRecord } from "../../provider/tasks/protocol/wire";
@@ -17,17 +18,16 @@ const KEY = {
 
 function record(name: string, clusterId: string, id = ID): DatastoreRecord {
     return {
-        id,
-        type: "virtualization/datastore",
-        name,
-        hciClusterUuid: KEY.hciClusterUuid,
-        clusterInfo: { id: clusterId },
-        sizeInBytes: 2 ** 30,
-        datastoreType: "VMFS",
+        ...newDatastoreRecord({
+            id,
+            name,
+            storageSystemId: KEY.hciClusterUuid,
+            targetHypervisorClusterId: clusterId,
+            sizeInBytes: 2 ** 30,
+            datastoreType: "VMFS",
+            at: "2030-01-01T00:00:00.000Z",
+        }),
         state: "OK",
-        createdAt: "2030-01-01T00:00:00.000Z",
-        updatedAt: "2030-01-01T00:00:00.000Z",
-        generation: 1,
     };
 }
 
@@ -134,7 +134,7 @@ describe("chaos suite: the invariants' own checks", () => {
         });
 
         it("finds a zombie, a duplicate, a taint, a datastore in ERROR and a size that differs", () => {
-            const ours = { ...record("alpha", KEY.clusterId), state: "ERROR" as const, sizeInBytes: 2 ** 31 };
+            const ours = { ...record("alpha", KEY.clusterId), state: "ERROR" as const, capacityInBytes: 2 ** 31 };
             const zombie = record("alpha", "5eed0002-0000-4000-8000-000000000002", OTHER);
             const twin = { ...entry({}), urn: "urn:twin", key: { ...KEY, name: "twin" } };
             const problems = failing({

@@ -190,13 +190,13 @@ export function finalStateChecks(input: {
             () => `${name} records ${record.id}, which is ${record.name} in ${record.clusterInfo.id}`,
         );
         check(
-            record.sizeInBytes === resource.sizeInBytes,
-            () => `${name}: the API has ${record.sizeInBytes} bytes, the program ${resource.sizeInBytes}`,
+            record.capacityInBytes === resource.sizeInBytes,
+            () => `${name}: the API has ${record.capacityInBytes} bytes, the program ${resource.sizeInBytes}`,
         );
         check(record.state === "OK", () => `${name}: the datastore is ${record.state} at the API`);
         check(
-            entry.outputs.sizeInBytes === record.sizeInBytes,
-            () => `${name}: state says ${String(entry.outputs.sizeInBytes)} bytes, the API ${record.sizeInBytes}`,
+            entry.outputs.sizeInBytes === record.capacityInBytes,
+            () => `${name}: state says ${String(entry.outputs.sizeInBytes)} bytes, the API ${record.capacityInBytes}`,
         );
     }
     for (const [id, names] of claimed) {

@@ -170,7 +170,7 @@ describe("examples/datastore under the real Pulumi CLI (with the random plugin)"
         const run = await project.up();
         assertOk(run);
         assert.deepEqual(sorted(run), ["same ds19-token", "update ds19"]);
-        assert.equal(api.datastores()[0]?.sizeInBytes, 32 * 2 ** 30);
+        assert.equal(api.datastores()[0]?.capacityInBytes, 32 * 2 ** 30);
     });
 
     it("destroy deletes it, and the API token is nowhere in the state or the output", async () => {

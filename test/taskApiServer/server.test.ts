@@ -211,19 +211,41 @@ describe("task API server", () => {
             const list = (await call(server, "GET", `${DATASTORES}?filter=${filter}`)).json as DatastoreList;
             assert.equal(list.count, 1);
             const [found] = list.items;
+            const id = datastoreIdOf(op);
+            // The real API's record (HPE's capture: hpegl-pcbe-terraform-resources
+            // internal/simulator/fixtures/datastores/create/get.json): the POST's sizeInBytes comes back as
+            // capacityInBytes, its storageSystemId as hciClusterUuid, its targetHypervisorClusterId as clusterInfo.id.
             assert.deepEqual(found, {
-                id: datastoreIdOf(op),
+                id,
                 type: "virtualization/datastore",
                 name: "ds19",
+                displayName: "ds19",
+                resourceUri: `${DATASTORES}/${id}`,
                 hciClusterUuid: HCI,
-                clusterInfo: { id: CLUSTER },
-                sizeInBytes: 16 * GIB,
+                clusterInfo: {
+                    id: CLUSTER,
+                    name: found?.clusterInfo.name,
+                    displayName: found?.clusterInfo.name,
+                    type: "virtualization/hypervisor-cluster",
+                    resourceUri: `/virtualization/v1beta1/hypervisor-clusters/${CLUSTER}`,
+                },
+                datacentersInfo: [{ id: found?.datacentersInfo[0]?.id, name: found?.datacentersInfo[0]?.name }],
+                capacityInBytes: 16 * GIB,
                 datastoreType: "VMFS",
                 state: "CREATING",
+                status: "OK",
                 createdAt: "2030-01-01T00:00:00.000Z",
                 updatedAt: "2030-01-01T00:00:00.000Z",
                 generation: 1,
             });
+            assert.equal("sizeInBytes" in (found ?? {}), false, "the record has no sizeInBytes");
+            assert.match(found?.clusterInfo.name ?? "", /^cluster-[0-9a-f]{8}$/);
+            assert.match(
+                found?.datacentersInfo[0]?.id ?? "",
+                /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-8[0-9a-f]{3}-[0-9a-f]{12}$/,
+            );
+            assert.match(found?.datacentersInfo[0]?.name ?? "", /^datacenter-[0-9a-f]{8}$/);
+            assert.deepEqual([list.offset, list.total], [0, 1], "a real list's paging fields");
             assert.deepEqual(await datastore(server, datastoreIdOf(op)), found);
         });
 
@@ -260,7 +282,7 @@ describe("task API server", () => {
             });
             assertError(reply, 409, "conflict", /ds19 already exists/);
             assert.equal((reply.json as ConflictBody).existingId, id);
-            const upper = createRequest("ds19", { hciClusterUuid: HCI.toUpperCase() });
+            const upper = createRequest("ds19", { storageSystemId: HCI.toUpperCase() });
             assert.equal(
                 (await call(server, "POST", DATASTORES, { body: upper })).status,
                 409,
@@ -272,20 +294,35 @@ describe("task API server", () => {
         it("allows the same name in another cluster, and another name in the same one", async () => {
             await create(server);
             assert.equal(
-                (await call(server, "POST", DATASTORES, { body: createRequest("ds19", { clusterId: OTHER_CLUSTER }) }))
-                    .status,
+                (
+                    await call(server, "POST", DATASTORES, {
+                        body: createRequest("ds19", { targetHypervisorClusterId: OTHER_CLUSTER }),
+                    })
+                ).status,
                 202,
             );
             assert.equal((await call(server, "POST", DATASTORES, { body: createRequest("DS19") })).status, 202);
             assert.equal(server.stats().datastoresCreated, 3);
         });
 
-        it("accepts every datastore type and names at the edges of the rules", async () => {
-            for (const [index, datastoreType] of ["VMFS", "NFS", "VVOL"].entries()) {
+        it("accepts the datastore types a create may ask for, and names at the edges of the rules", async () => {
+            for (const [index, datastoreType] of ["VMFS", "VVOL"].entries()) {
                 await create(server, `t${index}`, { body: createRequest(`t${index}`, { datastoreType }) });
             }
             await create(server, "x".repeat(80), { body: createRequest("x".repeat(80)) });
             await create(server, "a-b_c.9", { body: createRequest("a-b_c.9", { sizeInBytes: GIB }) });
+        });
+
+        it("accepts the volumeInfo of HPE's client (what its provider would send once the API takes it)", async () => {
+            const volumeInfo = {
+                allFlash: true,
+                dataReduction: false,
+                deduplication: false,
+                encryption: { cipher: "None" },
+                qos: { iopsLimit: -1, mbpsLimit: 500 },
+            };
+            await create(server, "ds19", { body: createRequest("ds19", { volumeInfo }) });
+            assert.equal(server.datastores()[0]?.capacityInBytes, 16 * GIB);
         });
     });
 
@@ -293,17 +330,31 @@ describe("task API server", () => {
         const cases: [string, unknown, RegExp][] = [
             ["a missing name", { ...createRequest(), name: undefined }, /^name is required/],
             [
-                "a missing hciClusterUuid",
-                { ...createRequest(), hciClusterUuid: undefined },
-                /^hciClusterUuid is required/,
+                "a missing storageSystemId",
+                { ...createRequest(), storageSystemId: undefined },
+                /^storageSystemId is required; a datastore needs name, sizeInBytes, storageSystemId, targetHypervisorClusterId, datastoreType/,
             ],
-            ["a missing clusterId", { ...createRequest(), clusterId: undefined }, /^clusterId is required/],
+            [
+                "a missing targetHypervisorClusterId",
+                { ...createRequest(), targetHypervisorClusterId: undefined },
+                /^targetHypervisorClusterId is required/,
+            ],
             ["a missing sizeInBytes", { ...createRequest(), sizeInBytes: undefined }, /^sizeInBytes is required/],
             ["a missing datastoreType", { ...createRequest(), datastoreType: undefined }, /^datastoreType is required/],
             [
                 "an unknown field",
                 { ...createRequest(), color: "red" },
-                /^color: unknown field; the body takes only name/,
+                /^color: unknown field; the body takes only name, sizeInBytes, storageSystemId, targetHypervisorClusterId, datastoreType, volumeInfo, protectionPolicyId/,
+            ],
+            [
+                "the natural key by the names records give it (hciClusterUuid)",
+                { ...createRequest(), hciClusterUuid: HCI },
+                /^hciClusterUuid: unknown field/,
+            ],
+            [
+                "the size by the name records give it (capacityInBytes)",
+                { ...createRequest(), capacityInBytes: 16 * GIB },
+                /^capacityInBytes: unknown field/,
             ],
             ["a numeric name", createRequest("ds", { name: 19 }), /^name must be a string, not 19/],
             ["an empty name", createRequest(""), /^name is empty/],
@@ -312,10 +363,14 @@ describe("task API server", () => {
             ["a name with a slash", createRequest("ds/19"), /^name contains "\/"/],
             [
                 "a bad uuid",
-                createRequest("ds", { hciClusterUuid: "not-a-uuid" }),
-                /^hciClusterUuid "not-a-uuid" is not a UUID/,
+                createRequest("ds", { storageSystemId: "not-a-uuid" }),
+                /^storageSystemId "not-a-uuid" is not a UUID/,
             ],
-            ["a bad cluster id", createRequest("ds", { clusterId: `${CLUSTER}0` }), /^clusterId .* is not a UUID/],
+            [
+                "a bad cluster id",
+                createRequest("ds", { targetHypervisorClusterId: `${CLUSTER}0` }),
+                /^targetHypervisorClusterId .* is not a UUID/,
+            ],
             [
                 "a size as a string",
                 createRequest("ds", { sizeInBytes: "16GiB" }),
@@ -336,7 +391,42 @@ describe("task API server", () => {
             [
                 "an unknown type",
                 createRequest("ds", { datastoreType: "vmfs" }),
-                /^datastoreType "vmfs" is not one of VMFS, NFS, VVOL/,
+                /^datastoreType "vmfs" is not one of VMFS, VVOL: the types a create may ask for/,
+            ],
+            [
+                "a type records may have but a create may not ask for",
+                createRequest("ds", { datastoreType: "NFS" }),
+                /^datastoreType "NFS" is not one of VMFS, VVOL/,
+            ],
+            [
+                "a protection policy",
+                createRequest("ds", { protectionPolicyId: CLUSTER }),
+                /^protectionPolicyId: this server has no protection policies, so the string "c0ffee00-.*" names none; leave it out/,
+            ],
+            [
+                "a volumeInfo that is not an object",
+                createRequest("ds", { volumeInfo: [] }),
+                /^volumeInfo must be a JSON object, not an array/,
+            ],
+            [
+                "an unknown field of volumeInfo",
+                createRequest("ds", { volumeInfo: { compression: true } }),
+                /^volumeInfo\.compression: unknown field; volumeInfo takes only allFlash, dataReduction, deduplication, encryption, qos/,
+            ],
+            [
+                "a volumeInfo flag that is not a boolean",
+                createRequest("ds", { volumeInfo: { deduplication: "no" } }),
+                /^volumeInfo\.deduplication must be true or false, not the string "no"/,
+            ],
+            [
+                "an unknown cipher",
+                createRequest("ds", { volumeInfo: { encryption: { cipher: "ROT13" } } }),
+                /^volumeInfo\.encryption\.cipher must be AES_256_XTS or None, not the string "ROT13"/,
+            ],
+            [
+                "a qos limit below -1",
+                createRequest("ds", { volumeInfo: { qos: { iopsLimit: -2 } } }),
+                /^volumeInfo\.qos\.iopsLimit must be a number of at least -1 \(no limit\), not -2/,
             ],
             ["an array", [createRequest()], /^the body must be a JSON object, not an array/],
             ["null", null, /^the body must be a JSON object, not null/],
@@ -426,7 +516,12 @@ describe("task API server", () => {
 
     describe("listing and reading", () => {
         it("lists every datastore without a filter, oldest first", async () => {
-            assert.deepEqual((await call(server, "GET", DATASTORES)).json, { items: [], count: 0 });
+            assert.deepEqual((await call(server, "GET", DATASTORES)).json, {
+                items: [],
+                count: 0,
+                offset: 0,
+                total: 0,
+            });
             await create(server, "a");
             server.advanceClock(1);
             await create(server, "b");
@@ -440,7 +535,7 @@ describe("task API server", () => {
 
         it("filters by any field, with + or %20 for spaces", async () => {
             await create(server, "a");
-            await create(server, "b", { body: createRequest("b", { clusterId: OTHER_CLUSTER }) });
+            await create(server, "b", { body: createRequest("b", { targetHypervisorClusterId: OTHER_CLUSTER }) });
             const names = async (query: string) =>
                 ((await call(server, "GET", `${DATASTORES}?filter=${query}`)).json as DatastoreList).items.map(
                     (item) => item.name,
@@ -491,7 +586,7 @@ describe("task API server", () => {
             assert.match(reply.headers.location ?? "", LOCATION);
             const updating = await datastore(server, ready.id);
             assert.equal(updating.state, "UPDATING");
-            assert.equal(updating.sizeInBytes, 16 * GIB);
+            assert.equal(updating.capacityInBytes, 16 * GIB);
             assert.equal(updating.generation, ready.generation + 1);
             const op = await operation(server, reply.headers.location ?? "");
             assert.equal(op.name, "Resize datastore ds19");
@@ -501,7 +596,7 @@ describe("task API server", () => {
             assert.match(done.logMessages[1]?.message ?? "", /Resizing datastore ds19 to 32 GiB/);
             const resized = await datastore(server, ready.id);
             assert.equal(resized.state, "OK");
-            assert.equal(resized.sizeInBytes, 32 * GIB);
+            assert.equal(resized.capacityInBytes, 32 * GIB);
             assert.equal(resized.generation, ready.generation + 2);
         });
 
@@ -585,7 +680,12 @@ describe("task API server", () => {
             assert.equal(done.name, "Delete datastore ds19");
             assertError(await call(server, "GET", `${DATASTORES}/${ready.id}`), 404, "not_found");
             assertError(await call(server, "DELETE", `${DATASTORES}/${ready.id}`), 404, "not_found");
-            assert.deepEqual((await call(server, "GET", DATASTORES)).json, { items: [], count: 0 });
+            assert.deepEqual((await call(server, "GET", DATASTORES)).json, {
+                items: [],
+                count: 0,
+                offset: 0,
+                total: 0,
+            });
             assert.equal((await create(server)).length > 0, true, "the name is free again");
         });
 
@@ -630,7 +730,7 @@ describe("task API server", () => {
         it("answers a retry with the same key and body with the same Location, creating nothing", async () => {
             const first = await call(server, "POST", DATASTORES, { body: createRequest(), key: "key-1" });
             // The same body in another key order and layout is the same request.
-            const raw = `{ "datastoreType": "VMFS", "sizeInBytes": ${16 * GIB}, "clusterId": "${CLUSTER}", "hciClusterUuid": "${HCI}", "name": "ds19" }`;
+            const raw = `{ "datastoreType": "VMFS", "sizeInBytes": ${16 * GIB}, "targetHypervisorClusterId": "${CLUSTER}", "storageSystemId": "${HCI}", "name": "ds19" }`;
             const retry = await call(server, "POST", DATASTORES, {
                 raw,
                 headers: { "Content-Type": "application/json" },
@@ -826,7 +926,7 @@ describe("task API server", () => {
             assert.equal((await operation(server, reply.headers.location ?? "")).state, "FAILED");
             const after = await datastore(server, ready.id);
             assert.equal(after.state, "OK");
-            assert.equal(after.sizeInBytes, 16 * GIB);
+            assert.equal(after.capacityInBytes, 16 * GIB);
         });
 
         it("keeps the datastore, back in its state, when a delete fails", async () => {

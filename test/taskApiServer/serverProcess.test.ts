@@ -57,7 +57,7 @@ async function call(
 }
 
 function createRequest(name: string, sizeInBytes = 16 * GIB) {
-    return { name, hciClusterUuid: HCI, clusterId: CLUSTER, sizeInBytes, datastoreType: "NFS" };
+    return { name, sizeInBytes, storageSystemId: HCI, targetHypervisorClusterId: CLUSTER, datastoreType: "VVOL" };
 }
 
 /** The data file as JSON, read from disk. */
@@ -133,7 +133,7 @@ describe("task API server across processes", () => {
             assert.equal(((await api("GET", resizing.location ?? "")).json as AsyncOperation).state, "SUCCEEDED");
             assert.equal(((await api("GET", pending.location ?? "")).json as AsyncOperation).state, "SUCCEEDED");
             const resized = (await api("GET", `${DATASTORES}/${ready?.id}`)).json as DatastoreRecord;
-            assert.equal(resized.sizeInBytes, 32 * GIB);
+            assert.equal(resized.capacityInBytes, 32 * GIB);
         });
 
         it("continues counting polls across a restart", async () => {
@@ -144,6 +144,40 @@ describe("task API server across processes", () => {
             await server?.close();
             await start({ taskCompleteAfterPolls: 3 });
             assert.equal(((await api("GET", created.location ?? "")).json as AsyncOperation).state, "SUCCEEDED");
+        });
+
+        it("reads a version 1 data file, whose records had sizeInBytes, in the API's shape, and writes version 2", async () => {
+            const old = {
+                id: "0b9e5a52-6a0e-4a47-8f55-2d7f3e1c1a01",
+                type: "virtualization/datastore",
+                name: "ds19",
+                hciClusterUuid: HCI,
+                clusterInfo: { id: CLUSTER },
+                sizeInBytes: 16 * GIB,
+                datastoreType: "VMFS",
+                state: "ERROR",
+                createdAt: "2030-01-01T00:00:00.000Z",
+                updatedAt: "2030-01-01T00:00:05.000Z",
+                generation: 2,
+            };
+            const v1 = {
+                format: "pulumi-lifecycle/task-api",
+                version: 1,
+                counters: { datastoresCreated: 1, tasksCreated: 1 },
+            };
+            await writeFile(file, JSON.stringify({ ...v1, datastores: [old], tasks: [], idempotencyKeys: [] }));
+            await start();
+            const record = (await api("GET", `${DATASTORES}/${old.id}`)).json as DatastoreRecord;
+            assert.deepEqual(
+                [record.capacityInBytes, record.clusterInfo.id, record.hciClusterUuid, record.state, record.status],
+                [16 * GIB, CLUSTER, HCI, "ERROR", "ERROR"],
+            );
+            assert.deepEqual([record.updatedAt, record.generation], [old.updatedAt, old.generation]);
+            assert.equal(typeof record.clusterInfo.name, "string");
+            assert.equal(record.datacentersInfo.length, 1);
+            assert.equal("sizeInBytes" in record, false);
+            await api("DELETE", `${DATASTORES}/${old.id}`);
+            assert.equal((JSON.parse(await readFile(file, "utf8")) as { version: number }).version, 2);
         });
 
         it("has every acknowledged change on disk when the answer arrives", async () => {
@@ -220,7 +254,7 @@ describe("task API server across processes", () => {
             for (const content of [
                 "not json",
                 '{"datastores": []}',
-                '{"format":"pulumi-lifecycle/task-api","version":2}',
+                '{"format":"pulumi-lifecycle/task-api","version":99}',
             ]) {
                 await writeFile(file, content);
                 await assert.rejects(startTaskApiServer({ dataFile: file }), (error: unknown) => {

@@ -20,6 +20,7 @@ import {
     TOKEN,
 } from "../support/datastoreFixture";
 import { type Props, ProviderCallError } from "../support/providerServer";
+import { API_DATASTORE_ID, apiList, apiRecord } from "./io/realShapes";
 
 /** The error of a call that must fail. */
 async function failure(call: Promise<unknown>): Promise<ProviderCallError> {
@@ -54,9 +55,9 @@ async function createDirectly(f: DatastoreFixture, name: string, idempotencyKey?
         },
         body: JSON.stringify({
             name,
-            hciClusterUuid: HCI,
-            clusterId: CLUSTER,
             sizeInBytes: 16 * GIB,
+            storageSystemId: HCI,
+            targetHypervisorClusterId: CLUSTER,
             datastoreType: "VMFS",
         }),
     });
@@ -495,21 +496,44 @@ describe("tasks.Datastore through the provider process (seed 003)", () => {
         });
     });
 
+    describe("refresh against a server answering the real API's record (issue 19, greenlake)", () => {
+        it("records capacityInBytes as sizeInBytes, through the provider process to the engine", async () => {
+            // HPE's captured record: capacityInBytes, clusterInfo {id, name, ...}, datacentersInfo, and the
+            // volumes' own sizeInBytes nested in volumesInfo. What `pulumi refresh` reads from the real API.
+            const record = { ...apiRecord(HCI, CLUSTER), capacityInBytes: 48 * GIB };
+            const server = createServer((request, response) => {
+                response.setHeader("content-type", "application/json");
+                const list = (request.url ?? "").startsWith(`${DATASTORES_PATH}?`);
+                response.end(JSON.stringify(list ? apiList([record]) : record));
+            });
+            server.listen(0, "127.0.0.1");
+            await once(server, "listening");
+            f = await datastoreFixture();
+            try {
+                await f.provider.configure({
+                    "pulumi-lifecycle:taskApiUrl": `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+                    "pulumi-lifecycle:taskApiToken": TOKEN,
+                });
+                const state = { ...(await f.args("ds19")), datastoreId: API_DATASTORE_ID, state: "OK", tainted: false };
+                const { id, properties } = await f.provider.read(f.urn("ds19"), datastoreId("ds19"), state);
+                assert.equal(id, datastoreId("ds19"));
+                assert.deepEqual(
+                    [properties.sizeInBytes, properties.datastoreId, properties.clusterId, properties.state],
+                    [48 * GIB, API_DATASTORE_ID, CLUSTER, "OK"],
+                );
+            } finally {
+                server.close();
+            }
+        });
+    });
+
     describe("refresh of an ambiguous natural key", () => {
         it("fails, naming every datastore that matches", async () => {
             // The API keeps names unique per cluster; a server that does not must not be papered over.
-            const two = (id: string) => ({
-                id,
-                name: "ds19",
-                hciClusterUuid: HCI,
-                clusterInfo: { id: CLUSTER },
-                sizeInBytes: 16 * GIB,
-                datastoreType: "VMFS",
-                state: "OK",
-            });
+            const two = (id: string) => ({ ...apiRecord(HCI, CLUSTER), id });
             const server = createServer((_request, response) => {
                 response.setHeader("content-type", "application/json");
-                response.end(JSON.stringify({ items: [two("id-one"), two("id-two")], count: 2 }));
+                response.end(JSON.stringify(apiList([two("id-one"), two("id-two")])));
             });
             server.listen(0, "127.0.0.1");
             await once(server, "listening");

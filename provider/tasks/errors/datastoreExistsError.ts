@@ -22,7 +22,7 @@ export class DatastoreExistsError extends LifecycleError {
                   ? " (its size and type must match the program)"
                   : ` (its size and type must match the program, once it is OK instead of ${existing.state})`;
         super(
-            `${datastore} already exists (id ${existing.id}, ${existing.state}, ${existing.sizeInBytes} bytes ${existing.datastoreType}): ${createdBy}. ` +
+            `${datastore} already exists (id ${existing.id}, ${existing.state}, ${existing.capacityInBytes} bytes ${existing.datastoreType}): ${createdBy}. ` +
                 `To manage it, set \`adopt: true\`${adoptable}` +
                 (hasToken
                     ? ""

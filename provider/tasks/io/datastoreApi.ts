@@ -13,13 +13,14 @@ import { describeDatastore } from "../datastoreSchema";
 import { MalformedResponseError } from "../errors/malformedResponseError";
 import { TaskApiContractError } from "../errors/taskApiContractError";
 import { TaskApiError } from "../errors/taskApiError";
-import { datastoreOfUri, datastoreProblem, describeValue, matchesNaturalKey, taskOfUri } from "../protocol/answers";
+import { datastoreOfUri, describeValue, matchesNaturalKey, taskOfUri } from "../protocol/answers";
 import { formatFilter } from "../protocol/filter";
 import {
     type CreateDatastoreRequest,
     DATASTORES_PATH,
     type DatastoreList,
     type DatastoreRecord,
+    datastoreRecordProblem,
     datastoreUri,
     isApiId,
     operationUri,
@@ -59,18 +60,9 @@ export class DatastoreApi {
         if (!body || !Array.isArray(body.items)) {
             throw new MalformedResponseError("GET", this.client.redact(path), "the answer has no items list");
         }
-        const items: DatastoreRecord[] = [];
-        for (const [index, item] of (body.items as unknown[]).entries()) {
-            const problem = datastoreProblem(item);
-            if (problem) {
-                throw new MalformedResponseError(
-                    "GET",
-                    this.client.redact(path),
-                    `item ${index} is not a datastore: ${problem}`,
-                );
-            }
-            items.push(item as DatastoreRecord);
-        }
+        const items = (body.items as unknown[]).map((item, index) =>
+            this.record(item, "GET", this.client.redact(path), `item ${index}`),
+        );
         const foreign = items.filter((item) => !matchesNaturalKey(item, key)).length;
         if (foreign > 0) {
             throw new TaskApiContractError(
@@ -92,15 +84,14 @@ export class DatastoreApi {
             if (error instanceof TaskApiError && error.status === 404) return undefined;
             throw error;
         }
-        const problem = datastoreProblem(body);
-        if (problem) throw new MalformedResponseError("GET", path, `the answer is not a datastore: ${problem}`);
-        if ((body as DatastoreRecord).id !== id) {
+        const record = this.record(body, "GET", path, "the answer");
+        if (record.id !== id) {
             throw new TaskApiContractError(
-                `the task API answered GET ${path} with datastore ${describeValue((body as DatastoreRecord).id)}, ` +
+                `the task API answered GET ${path} with datastore ${describeValue(record.id)}, ` +
                     "not the one asked for, so nothing of it was used. Check the API (or what stands between us and it).",
             );
         }
-        return body;
+        return record;
     }
 
     /**
@@ -186,6 +177,38 @@ export class DatastoreApi {
     private datastorePath(id: string): string {
         if (!isApiId(id)) throw stateIdError("datastore", id);
         return datastoreUri(id);
+    }
+
+    /**
+     * `value` as a datastore record, checked field by field for what the provider reads (see
+     * datastoreRecordProblem): fields it does not know are kept and never looked at. Not an object, or
+     * an id not of the API's shape: a MalformedResponseError (the answer is not a datastore at all). A
+     * record without a field the provider reads (say `capacityInBytes`, where a record of another shape
+     * has `sizeInBytes`): a TaskApiContractError naming the field.
+     */
+    private record(value: unknown, method: string, path: string, what: string): DatastoreRecord {
+        const problem = datastoreRecordProblem(value);
+        if (!problem) return value as DatastoreRecord;
+        if (problem.field === "" || problem.field === "id") {
+            const subject = problem.field === "" ? "it" : "its id";
+            const found = problem.field === "id" ? ` ${describeValue((value as { id?: unknown }).id)}` : "";
+            throw new MalformedResponseError(
+                method,
+                path,
+                `${what} is not a datastore: ${subject}${found} is not ${problem.expected}`,
+            );
+        }
+        const id = (value as { id: string }).id;
+        const instead =
+            problem.field === "capacityInBytes" && Object.hasOwn(value as object, "sizeInBytes")
+                ? " It has `sizeInBytes` instead: the name a create sends the size by, which the API's records " +
+                  "give as `capacityInBytes` (a server of another version of the API, or not the GreenLake API?)."
+                : "";
+        throw new TaskApiContractError(
+            `the task API answered ${method} ${path} with datastore ${id} without a usable \`${problem.field}\` ` +
+                `(${problem.found}; it must be ${problem.expected}), which the provider reads, so nothing of it was used.` +
+                `${instead} Check the API's version (or what stands between us and it).`,
+        );
     }
 
     /** The task a 202 names in its Location: `<ASYNC_OPERATIONS_PATH>/<id>` on the API's origin, resolved. */

@@ -299,7 +299,7 @@ export class DatastoreLifecycle {
             const outputs = outputsOf(news, current, { taskId, tainted: true, taintReason: reason });
             throw partialState(news, key, outputs, reason);
         }
-        if (news.sizeInBytes !== current.sizeInBytes) {
+        if (news.sizeInBytes !== current.capacityInBytes) {
             const resizing = current;
             const startedAt = this.context.clock();
             const taskUri = await api.resize(resizing.id, news.sizeInBytes, randomUUID(), this.call(deadline));

@@ -19,7 +19,7 @@ import { PartialStateError } from "../errors/partialStateError";
 import { TaskApiContractError } from "../errors/taskApiContractError";
 import { TaskApiError } from "../errors/taskApiError";
 import { TaskApiUnreachableError } from "../errors/taskApiUnreachableError";
-import type { DatastoreRecord } from "../protocol/wire";
+import type { CreateDatastoreRequest, DatastoreRecord } from "../protocol/wire";
 
 /** Inputs as the engine hands them over: the checked inputs plus `__provider`. */
 export type RawInputs = DatastoreInputs & Record<string, unknown>;
@@ -35,17 +35,26 @@ export function keyOf(id: string, props: DatastoreOutputs | undefined): NaturalK
     return key;
 }
 
-export function createRequestOf(inputs: DatastoreInputs) {
+/**
+ * The body of the create, as HPE's own provider builds it (hpegl-pcbe-terraform-resources
+ * `internal/resources/datastore/resource.go`, doCreate): the storage system is the HCI cluster
+ * (`SetStorageSystemId(&hciClusterUUID)`), the target hypervisor cluster the one `clusterInfo.id` will
+ * name. `volumeInfo` is left out, as HPE's provider leaves it (FF-29512): the API then picks its defaults.
+ */
+export function createRequestOf(inputs: DatastoreInputs): CreateDatastoreRequest {
     return {
         name: inputs.name,
-        hciClusterUuid: inputs.hciClusterUuid,
-        clusterId: inputs.clusterId,
         sizeInBytes: inputs.sizeInBytes,
+        storageSystemId: inputs.hciClusterUuid,
+        targetHypervisorClusterId: inputs.clusterId,
         datastoreType: inputs.datastoreType,
     };
 }
 
-/** State from inputs and what the API says (the API wins for what it knows). */
+/**
+ * State from inputs and what the API says (the API wins for what it knows). The API's record gives the
+ * size as `capacityInBytes`: recorded as the resource's `sizeInBytes`, the name a program sets it by.
+ */
 export function outputsOf(
     inputs: DatastoreInputs,
     found: DatastoreRecord | undefined,
@@ -55,7 +64,7 @@ export function outputsOf(
         hciClusterUuid: inputs.hciClusterUuid,
         clusterId: inputs.clusterId,
         name: inputs.name,
-        sizeInBytes: found?.sizeInBytes ?? inputs.sizeInBytes,
+        sizeInBytes: found?.capacityInBytes ?? inputs.sizeInBytes,
         datastoreType: found?.datastoreType ?? inputs.datastoreType,
         adopt: inputs.adopt,
         untaint: inputs.untaint,
@@ -116,7 +125,7 @@ export function refreshed(props: Partial<DatastoreOutputs> | undefined, found: D
         hciClusterUuid: found.hciClusterUuid.toLowerCase(),
         clusterId: found.clusterInfo.id.toLowerCase(),
         name: found.name,
-        sizeInBytes: found.sizeInBytes,
+        sizeInBytes: found.capacityInBytes,
         datastoreType: found.datastoreType,
         adopt: props?.adopt ?? false,
         untaint: props?.untaint ?? false,
@@ -145,8 +154,8 @@ export function inErrorReason(label: string, untaint: boolean | undefined): stri
 /** `adopt: true`: take over an existing datastore that matches the program, or name each difference. */
 export function adopted(label: string, inputs: DatastoreInputs, found: DatastoreRecord): DatastoreOutputs {
     const differences: string[] = [];
-    if (found.sizeInBytes !== inputs.sizeInBytes) {
-        differences.push(`sizeInBytes: the API has ${found.sizeInBytes}, the program has ${inputs.sizeInBytes}`);
+    if (found.capacityInBytes !== inputs.sizeInBytes) {
+        differences.push(`sizeInBytes: the API has ${found.capacityInBytes}, the program has ${inputs.sizeInBytes}`);
     }
     if (found.datastoreType !== inputs.datastoreType) {
         differences.push(`datastoreType: the API has ${found.datastoreType}, the program has ${inputs.datastoreType}`);

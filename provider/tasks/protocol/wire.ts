@@ -58,28 +58,77 @@ export const DATASTORE_NAME_PATTERN = /^[A-Za-z0-9._-]{1,80}$/;
 /** One character a datastore name may hold. */
 export const DATASTORE_NAME_CHARACTER = /[A-Za-z0-9._-]/;
 
-/** The storage technology of a datastore. */
+/** The storage technology of a datastore, as a `tasks.Datastore` names it. */
 export type DatastoreType = "VMFS" | "NFS" | "VVOL";
 
 /** Every DatastoreType, for validation and documentation. */
 export const DATASTORE_TYPES: readonly DatastoreType[] = ["VMFS", "NFS", "VVOL"];
 
 /**
+ * The types a create may ask for: the enum of the POST body in HPE's own client of the API
+ * (hpegl-pcbe-terraform-resources, `internal/sdk/virt/virtualization/v1beta1/datastores/
+ * datastores_post_request_body_escaped_datastore_type.go`: VMFS, VVOL). A record may be of other types
+ * (its GET enum adds NFS and VSAN): datastores made otherwise can be read and adopted.
+ */
+export const CREATABLE_DATASTORE_TYPES: readonly DatastoreType[] = ["VMFS", "VVOL"];
+
+/**
  * Where a datastore is in its life. CREATING, UPDATING and DELETING last while the task that put it there
- * runs; ERROR is a datastore whose create task failed (it exists, and must be deleted).
+ * runs; ERROR is a datastore whose create task failed (it exists, and must be deleted). The real API has
+ * more (REFRESHING, RESTORING, MOUNTED, DELETED: the GET enum of HPE's client), which clients must read
+ * as states they do not act on.
  */
 export type DatastoreState = "CREATING" | "OK" | "UPDATING" | "DELETING" | "ERROR";
 
-/** A datastore, as GET answers it. */
+/** Another resource a record points to, as the API names them (`clusterInfo`, `datacentersInfo[]`). */
+export interface ResourceInfo {
+    readonly id: string;
+    readonly name: string;
+}
+
+/** The hypervisor cluster a datastore is in: the create's `targetHypervisorClusterId`. */
+export interface ClusterInfo extends ResourceInfo {
+    readonly displayName: string;
+    readonly type: typeof HYPERVISOR_CLUSTER_TYPE;
+    /** `/virtualization/v1beta1/hypervisor-clusters/<id>`. */
+    readonly resourceUri: string;
+}
+
+/** The resource type of a hypervisor cluster, in a datastore's `clusterInfo`. */
+export const HYPERVISOR_CLUSTER_TYPE = "virtualization/hypervisor-cluster";
+
+/** Where hypervisor clusters are; `<HYPERVISOR_CLUSTERS_PATH>/<id>` is one, as `clusterInfo.resourceUri` names it. */
+export const HYPERVISOR_CLUSTERS_PATH = "/virtualization/v1beta1/hypervisor-clusters";
+
+/**
+ * A datastore, as GET answers it (alone, or as an item of a list). The shape is the real API's: the
+ * fields HPE's own provider reads (hpegl-pcbe-terraform-resources `internal/resources/datastore/
+ * resource.go`, doRead: `id`, `hciClusterUuid`, `name`, `clusterInfo {id, name}`, `capacityInBytes`,
+ * `datastoreType`, `datacentersInfo [{id, name}]`), with the others of the record it captured from the
+ * API (`internal/simulator/fixtures/datastores/create/get.json`) that this server can know. The size a
+ * create asked for as `sizeInBytes` comes back as `capacityInBytes`; the real record has many more
+ * fields (volumes, hosts, protection), and clients must ignore the fields they do not know.
+ */
 export interface DatastoreRecord {
     readonly id: string;
     readonly type: typeof DATASTORE_TYPE;
     readonly name: string;
+    readonly displayName: string;
+    /** The datastore's own path: `<DATASTORES_PATH>/<id>`. */
+    readonly resourceUri: string;
+    /** The storage system (HCI cluster) it is on: the create's `storageSystemId`. */
     readonly hciClusterUuid: string;
-    readonly clusterInfo: { readonly id: string };
-    readonly sizeInBytes: number;
+    readonly clusterInfo: ClusterInfo;
+    /** The datacenters of its cluster; HPE's provider refuses a record with none. */
+    readonly datacentersInfo: readonly ResourceInfo[];
+    /** Its size in bytes: the create's (or the last resize's) `sizeInBytes`. */
+    readonly capacityInBytes: number;
+    /** What this server makes; the real API's records may also say VSAN, which the provider reads as it is. */
     readonly datastoreType: DatastoreType;
+    /** What this server answers; the provider reads the real API's other states as they are (see DatastoreState). */
     readonly state: DatastoreState;
+    /** Its health: OK, or ERROR once its create failed (WARNING is the API's third value). */
+    readonly status: "OK" | "ERROR" | "WARNING";
     /**
      * The Idempotency-Key of the POST that created it, only from a server started with
      * `echoIdempotencyKey` (the real API has no such field): clients must not rely on it.
@@ -93,16 +142,110 @@ export interface DatastoreRecord {
     readonly generation: number;
 }
 
-/** The body of `POST /virtualization/v1beta1/datastores`. Every field is required; no other is allowed. */
+/**
+ * The attributes of the volume behind a new datastore, as the POST body of HPE's client has them
+ * (`v1beta1_datastores_post_request_body_escaped_volume_info*.go`). HPE's provider leaves them out
+ * ("Allow setting ... when FF-29512 is fixed"), and so does tasks.Datastore.
+ */
+export interface VolumeInfo {
+    readonly allFlash?: boolean;
+    readonly dataReduction?: boolean;
+    readonly deduplication?: boolean;
+    readonly encryption?: { readonly cipher?: "AES_256_XTS" | "None" };
+    /** Limits of the volume; -1 is no limit. */
+    readonly qos?: { readonly iopsLimit?: number; readonly mbpsLimit?: number };
+}
+
+/**
+ * The body of `POST /virtualization/v1beta1/datastores`, as HPE's provider sends it (doCreate; the
+ * request it captured is `internal/simulator/fixtures/datastores/create/post-request.json`): every field
+ * but `volumeInfo` is required.
+ */
 export interface CreateDatastoreRequest {
-    /** 1-80 characters: letters, digits, `-`, `_`, `.`. Unique per (hciClusterUuid, clusterId). */
+    /** 1-80 characters: letters, digits, `-`, `_`, `.`. Unique per (storage system, hypervisor cluster). */
     readonly name: string;
-    readonly hciClusterUuid: string;
-    /** Reported back as `clusterInfo.id`. */
-    readonly clusterId: string;
-    /** A whole number of bytes, at least MIN_DATASTORE_SIZE_IN_BYTES. */
+    /** A whole number of bytes, at least MIN_DATASTORE_SIZE_IN_BYTES; read back as `capacityInBytes`. */
     readonly sizeInBytes: number;
+    /** The HCI cluster's UUID (HPE's provider sends its `hci_cluster_uuid`); read back as `hciClusterUuid`. */
+    readonly storageSystemId: string;
+    /** The hypervisor cluster's id; read back as `clusterInfo.id`. */
+    readonly targetHypervisorClusterId: string;
+    /** One of CREATABLE_DATASTORE_TYPES. */
     readonly datastoreType: DatastoreType;
+    readonly volumeInfo?: VolumeInfo;
+}
+
+/** A field a record lacks, or holds in another type: `field` is its path (`clusterInfo.id`). */
+export interface RecordProblem {
+    readonly field: string;
+    /** What is there: "there is none", "it is a string". */
+    readonly found: string;
+    /** What the field must be: "a number of bytes". */
+    readonly expected: string;
+}
+
+/** The fields of a datastore record the provider reads, and what each must be. */
+const NEEDED_FIELDS: readonly {
+    readonly path: readonly string[];
+    readonly expected: string;
+    readonly is: (value: unknown) => boolean;
+}[] = [
+    { path: ["name"], expected: "a string", is: (value) => typeof value === "string" },
+    {
+        path: ["hciClusterUuid"],
+        expected: "a string (the storage system's UUID)",
+        is: (value) => typeof value === "string",
+    },
+    {
+        path: ["clusterInfo", "id"],
+        expected: "a string (the hypervisor cluster's id)",
+        is: (value) => typeof value === "string",
+    },
+    {
+        path: ["capacityInBytes"],
+        expected: "a whole number of bytes (the size)",
+        is: (value) => typeof value === "number" && Number.isSafeInteger(value) && value >= 0,
+    },
+    { path: ["datastoreType"], expected: "a string", is: (value) => typeof value === "string" },
+    { path: ["state"], expected: "a string", is: (value) => typeof value === "string" },
+];
+
+/**
+ * Why `value` cannot be read as a datastore record: the first field the provider reads that it lacks
+ * or holds in another type (`id` first: an id must be of the API's shape before it goes into a path).
+ * Undefined when it can be read. Fields the provider does not read (`clusterInfo.name`,
+ * `datacentersInfo`, whatever else the API adds) are never a problem.
+ */
+export function datastoreRecordProblem(value: unknown): RecordProblem | undefined {
+    if (!isJsonObject(value)) return { field: "", found: `it is ${jsonKind(value)}`, expected: "an object" };
+    if (!isApiId(value.id)) {
+        return {
+            field: "id",
+            found: typeof value.id === "string" ? "it is not of the API's shape" : foundOf(value.id),
+            expected: "an id of the API (one path segment of letters, digits, '.', '_', '~', '-')",
+        };
+    }
+    for (const { path, expected, is } of NEEDED_FIELDS) {
+        let at: unknown = value;
+        for (const step of path) at = isJsonObject(at) && Object.hasOwn(at, step) ? at[step] : undefined;
+        if (!is(at)) return { field: path.join("."), found: foundOf(at), expected };
+    }
+    return undefined;
+}
+
+function foundOf(value: unknown): string {
+    return value === undefined ? "there is none" : `it is ${jsonKind(value)}`;
+}
+
+function jsonKind(value: unknown): string {
+    if (value === null) return "null";
+    if (Array.isArray(value)) return "an array";
+    if (typeof value === "number") return Number.isFinite(value) ? `the number ${value}` : "not a finite number";
+    return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+    return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** The body of `PATCH /virtualization/v1beta1/datastores/<id>`: a datastore can only grow. */
@@ -119,6 +262,10 @@ export interface TaskAccepted {
 export interface DatastoreList {
     readonly items: readonly DatastoreRecord[];
     readonly count: number;
+    /** Where this page starts; the server answers every match in one page, so always 0. */
+    readonly offset: number;
+    /** How many datastores match in all (HPE's provider reads `total`, and refuses a list without it). */
+    readonly total: number;
 }
 
 /** Where an async operation is. Clients must treat any other value as an unknown state. */

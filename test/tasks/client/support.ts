@@ -148,13 +148,13 @@ export function datastoreInputs(overrides: Partial<Record<keyof DatastoreInputs,
     } as DatastoreInputs;
 }
 
-/** A valid body for `POST /virtualization/v1beta1/datastores`. */
+/** A valid body for `POST /virtualization/v1beta1/datastores`, with the fields HPE's provider sends. */
 export function createBody(name = "ds19", overrides: Record<string, unknown> = {}): Record<string, unknown> {
     return {
         name,
-        hciClusterUuid: HCI,
-        clusterId: CLUSTER,
         sizeInBytes: 16 * GIB,
+        storageSystemId: HCI,
+        targetHypervisorClusterId: CLUSTER,
         datastoreType: "VMFS",
         ...overrides,
     };

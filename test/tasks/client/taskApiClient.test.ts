@@ -93,7 +93,11 @@ describe("TaskApiClient", () => {
         it("sends the bearer token and accepts JSON, and resolves with the parsed body", async () => {
             const response = await clientOf().send<DatastoreList>({ method: "GET", path: DATASTORES_PATH });
             const { header, ...rest } = response;
-            assert.deepEqual(rest, { status: 200, body: { items: [], count: 0 }, location: undefined });
+            assert.deepEqual(rest, {
+                status: 200,
+                body: { items: [], count: 0, offset: 0, total: 0 },
+                location: undefined,
+            });
             assert.match(header("Content-Type") ?? "", /^application\/json/);
             assert.equal(sent.length, 1);
             const [request] = sent;

@@ -100,17 +100,31 @@ export function json(response: ServerResponse, status: number, body: unknown, he
     response.end(typeof body === "string" ? body : JSON.stringify(body));
 }
 
-/** A datastore as the API answers it: "ds19" in the test clusters, 16 GiB VMFS, OK. */
+/**
+ * A datastore as the API answers it: "ds19" in the test clusters, 16 GiB VMFS, OK. The fields of the
+ * bundled server's records, which are the real API's (wire.ts, DatastoreRecord).
+ */
 export function record(overrides: Partial<Record<keyof DatastoreRecord, unknown>> = {}): DatastoreRecord {
+    const id = typeof overrides.id === "string" ? overrides.id : "d1";
     return {
-        id: "d1",
+        id,
         type: DATASTORE_TYPE,
         name: "ds19",
+        displayName: "ds19",
+        resourceUri: `${DATASTORES_PATH}/${id}`,
         hciClusterUuid: HCI,
-        clusterInfo: { id: CLUSTER },
-        sizeInBytes: 16 * GIB,
+        clusterInfo: {
+            id: CLUSTER,
+            name: "cluster-1",
+            displayName: "cluster-1",
+            type: "virtualization/hypervisor-cluster",
+            resourceUri: `/virtualization/v1beta1/hypervisor-clusters/${CLUSTER}`,
+        },
+        datacentersInfo: [{ id: "7d8051ab-4224-5075-93be-c1c0fa645e7d", name: "datacenter-1" }],
+        capacityInBytes: 16 * GIB,
         datastoreType: "VMFS",
         state: "OK",
+        status: "OK",
         createdAt: "2030-01-01T00:00:00.000Z",
         updatedAt: "2030-01-01T00:00:00.000Z",
         generation: 1,

@@ -164,7 +164,7 @@ describe("a create whose POST had an attempt of unknown outcome, then a refused 
         const { outs: resized } = await lifecycle.update(outs, changed);
         assert.equal(resized.sizeInBytes, 32 * GIB);
         assert.equal(resized.createToken, "tok-2");
-        assert.equal(server.datastores()[0]?.sizeInBytes, 32 * GIB);
+        assert.equal(server.datastores()[0]?.capacityInBytes, 32 * GIB);
     });
 
     it("a pending create sent without a token is resumed by its name, though the program has a createToken now", async () => {

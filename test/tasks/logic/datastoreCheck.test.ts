@@ -8,10 +8,17 @@
 import { strict as assert } from "node:assert";
 import type { DatastoreInputs } from "../../../provider/tasks/datastoreSchema";
 import { checkDatastore } from "../../../provider/tasks/logic/datastoreCheck";
-import { createBody, datastoreInputs, GIB, HCI, OTHER_UUID, UNKNOWN } from "../client/support";
+import { CLUSTER, datastoreInputs, GIB, HCI, OTHER_UUID, UNKNOWN } from "../client/support";
 
 /** Valid raw inputs: what a program sends for `new tasks.Datastore("ds19", { ... })`. */
-const raw = (overrides: Record<string, unknown> = {}) => createBody("ds19", overrides);
+const raw = (overrides: Record<string, unknown> = {}): Record<string, unknown> => ({
+    name: "ds19",
+    hciClusterUuid: HCI,
+    clusterId: CLUSTER,
+    sizeInBytes: 16 * GIB,
+    datastoreType: "VMFS",
+    ...overrides,
+});
 
 /** Checks `news` against `olds` and asserts there is no failure; resolves with the inputs. */
 function accept(news: Record<string, unknown>, olds?: Partial<DatastoreInputs>): DatastoreInputs {
