@@ -260,11 +260,24 @@ describe("task API server", () => {
                 associatedResources: [
                     { type: "virtualization/datastore", resourceUri: `${DATASTORES}/${datastoreIdOf(op)}` },
                 ],
+                resourceUri: `${OPERATIONS}/${op.id}`,
+                sourceResourceUri: null,
                 error: null,
                 logMessages: [{ message: "Create datastore ds19: queued", timestampAt: "2030-01-01T00:00:00.000Z" }],
                 createdAt: "2030-01-01T00:00:00.000Z",
                 updatedAt: "2030-01-01T00:00:00.000Z",
             });
+        });
+
+        it("names the datastore a create made in sourceResourceUri once it succeeded, as the real API does", async () => {
+            const location = await create(server);
+            server.advanceClock(10_000);
+            const done = await operation(server, location);
+            assert.equal(done.state, "SUCCEEDED");
+            assert.equal(done.sourceResourceUri, `${DATASTORES}/${datastoreIdOf(done)}`);
+            const deleting = await call(server, "DELETE", `${DATASTORES}/${datastoreIdOf(done)}`);
+            server.advanceClock(10_000);
+            assert.equal((await operation(server, deleting.headers.location ?? "")).sourceResourceUri, null);
         });
 
         it("becomes OK when its task succeeds", async () => {

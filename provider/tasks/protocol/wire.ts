@@ -303,6 +303,13 @@ export interface AsyncOperation {
     /** Present only when the server was given a suggestion. */
     readonly suggestedPollingIntervalSeconds?: number;
     readonly associatedResources: readonly AssociatedResource[];
+    /** The operation's own path (`<ASYNC_OPERATIONS_PATH>/<id>`), as the real API gives it. */
+    readonly resourceUri?: string;
+    /**
+     * The datastore a create made, once it SUCCEEDED; null before, and for other operations. HPE's
+     * provider reads a create's datastore here, the real API's associatedResources being empty (FF-31311).
+     */
+    readonly sourceResourceUri?: string | null;
     /** Set when the state is FAILED. */
     readonly error: TaskError | null;
     readonly logMessages: readonly TaskLogMessage[];
