@@ -1,0 +1,375 @@
+// What the dialect chaos suite found in tasks.AsyncResource's engine, each shrunk by hand from its seed
+// to the smallest program that breaks an invariant, and replayed here deterministically: the provider in
+// this process (time passes only when it waits), one dialect's server, scripted faults and operations,
+// the engine's bookkeeping done by hand as dialectEngine.ts does it. Each test asserts the invariant, so
+// it fails on the engine as it was found and passes once the finding is fixed (the proposed fixes are in
+// the report of the chaos suite). `replay:` names the seed of chaosDialects.test.ts where it was found.
+
+import { strict as assert } from "node:assert";
+import { Struct } from "google-protobuf/google/protobuf/struct_pb";
+import { AsyncResourceProvider } from "../../../provider/tasks/asyncResourceProvider";
+import type { AsyncResourceInputs, AsyncResourceOutputs } from "../../../provider/tasks/asyncResourceSchema";
+import { PartialStateError } from "../../../provider/tasks/errors/partialStateError";
+import type { TaskProcessContext } from "../../../provider/tasks/processContext";
+import {
+    fixedOperations,
+    noFaults,
+    type OperationPlan,
+    scriptedFaults,
+    scriptedOperations,
+} from "../../dialects/servers/kit";
+import { TOKEN_ENV, WIDGETS_TOKEN } from "../../tasks/asyncResource/dialectFixtures";
+import { type ChaosServer, type ServerVariant, startChaosServer } from "./dialectServers";
+
+const START = Date.parse("2030-01-01T00:00:00.000Z");
+const TOKEN = "tok-finding-0001";
+
+type Props = Record<string, unknown>;
+
+/** A provider process: time passes only when it waits; `interrupt` and `fetch` let a test stop it where it wants. */
+function processOf(
+    server: ChaosServer,
+    options: {
+        /** Ctrl-C on the nth wait (the first wait of a create is its first wait for its operation). */
+        ctrlCOnWait?: number;
+        /** Wraps each request; `stop` aborts the process's signal (Ctrl-C, or a kill when its answers are then ignored). */
+        fetch?: (
+            send: () => Promise<Response>,
+            request: { method: string; url: string; body: string },
+            stop: () => void,
+        ) => Promise<Response>;
+    } = {},
+) {
+    let now = START;
+    let waits = 0;
+    const controller = new AbortController();
+    const stop = () => controller.abort(new Error("cancelled (Ctrl-C)"));
+    const context: TaskProcessContext = {
+        clock: () => now,
+        sleep: async (ms, signal) => {
+            signal?.throwIfAborted();
+            now += ms;
+            if (++waits === options.ctrlCOnWait) stop();
+            signal?.throwIfAborted();
+        },
+        random: () => 0.5,
+        signal: controller.signal,
+        report: () => undefined,
+        track: (work) => work,
+    };
+    const wrapped: typeof fetch = (input, init) => {
+        const send = () => fetch(input, init);
+        if (!options.fetch) return send();
+        const request = { method: init?.method ?? "GET", url: String(input), body: String(init?.body ?? "") };
+        return options.fetch(send, request, stop);
+    };
+    const env = { [TOKEN_ENV]: WIDGETS_TOKEN, TASK_POLL_INITIAL_MS: "100", ...server.fixture.env };
+    return { provider: new AsyncResourceProvider(context, env, wrapped), stop };
+}
+
+async function start(dialect: string, variant: ServerVariant = {}, operations: OperationPlan = fixedOperations({})) {
+    return startChaosServer(dialect, { faults: noFaults(), operations, clock: Date.now, variant });
+}
+
+/** The inputs as check returns them, through protobuf as the engine passes them. */
+async function inputsOf(
+    provider: AsyncResourceProvider,
+    server: ChaosServer,
+    name: string,
+    size: number,
+    extra: Props = {},
+) {
+    const args = { ...server.fixture.args(server.server.url, name, size), ...extra };
+    const { inputs, failures } = await provider.check(
+        {} as AsyncResourceInputs,
+        args as unknown as AsyncResourceInputs,
+    );
+    assert.deepEqual(failures, []);
+    return encode(inputs as unknown as Props) as unknown as AsyncResourceInputs;
+}
+
+/** What the SDK's server sends the engine (it throws on what protobuf cannot carry). */
+function encode(props: Props): Props {
+    return Struct.fromJavaScript(props as Parameters<typeof Struct.fromJavaScript>[0]).toJavaScript() as Props;
+}
+
+/** The state the engine records after a create or update that failed with partial state. */
+async function partialOf(work: Promise<unknown>): Promise<AsyncResourceOutputs> {
+    const error = await work.then(
+        () => assert.fail("the operation succeeded"),
+        (caught: unknown) => caught,
+    );
+    assert.ok(error instanceof PartialStateError, `partial state, not ${String(error)}`);
+    return encode(error.properties) as unknown as AsyncResourceOutputs;
+}
+
+async function outcome(work: Promise<unknown>): Promise<unknown> {
+    return work.then(
+        () => undefined,
+        (error: unknown) => error,
+    );
+}
+
+function liveNames(server: ChaosServer): string[] {
+    return server.server.resources().map((record) => String(server.fixture.nameOf(record)));
+}
+
+describe("chaos against every dialect's server: findings, each as the smallest program that breaks", function () {
+    this.timeout(60_000);
+    let server: ChaosServer | undefined;
+    afterEach(async () => {
+        await server?.server.close();
+        server = undefined;
+    });
+
+    it("K: `--import-pending-creates` (and AsyncResource.get) read a resource the SDK can send back (replay: azure seed 10)", async () => {
+        // The engine reads a pending create, or a `get`, with the inputs as props: no `tainted` there.
+        server = await start("generic");
+        const { provider } = processOf(server);
+        const inputs = await inputsOf(provider, server, "w1", 3);
+        await provider.create(inputs);
+        const read = await provider.read("w1", inputs as unknown as AsyncResourceOutputs);
+        assert.equal(read.id, "w1");
+        assert.doesNotThrow(
+            () => encode(read.props as unknown as Props),
+            "the SDK fails the read: Unexpected struct type",
+        );
+    });
+
+    it("C: a refresh keeps a create that timed out while its operation still runs (zombies; replay: aws-cloudcontrol seed 28)", async () => {
+        server = await start("aws-cloudcontrol", {}, scriptedOperations({ kind: "create", pollsToFinish: 40 }));
+        const { provider } = processOf(server);
+        const inputs = await inputsOf(provider, server, "w1", 3, { timeouts: { create: "20s" } });
+        const state = await partialOf(provider.create(inputs));
+        assert.equal(state.tainted, true);
+        const refreshed = await provider.read("w1", state);
+        await server.settle();
+        assert.deepEqual(liveNames(server), ["w1"], "the operation made w1");
+        assert.equal(refreshed.id, "w1", "the refresh forgot a create whose operation went on to make w1: a zombie");
+    });
+
+    it("G: deleting a create of unknown outcome does not leave it to appear later (zombies; replay: generic seed 8)", async () => {
+        // The create's answer is lost; its retry (same Idempotency-Key) is refused 409 while it runs:
+        // partial state with no handle. The widget is not listed while it is being created.
+        server = await start("generic", {}, scriptedOperations({ kind: "create", pollsToFinish: 3 }));
+        server.server.setFaults(scriptedFaults([{ operation: "create", fault: { kind: "lose-answer" } }]));
+        const { provider } = processOf(server);
+        const inputs = await inputsOf(provider, server, "w1", 3, { createToken: TOKEN });
+        const state = await partialOf(provider.create(inputs));
+        assert.equal(state.resourceId, undefined);
+        const deleted = (await outcome(provider.delete("w1", state))) === undefined;
+        await server.settle();
+        // A delete that fails keeps the resource in the state: only one that said done must leave nothing.
+        assert.deepEqual(
+            deleted ? liveNames(server) : [],
+            [],
+            "the delete said done, and the create went on to make w1: a zombie",
+        );
+    });
+
+    it("G (no createToken): the same after Ctrl-C as Cloud Control answers the create (zombies; replay: aws-cloudcontrol seed 13)", async () => {
+        server = await start("aws-cloudcontrol", {}, scriptedOperations({ kind: "create", pollsToFinish: 3 }));
+        const created = server;
+        const { provider } = processOf(server, {
+            fetch: async (send, request, stop) => {
+                const answer = await send();
+                if (request.body.includes('"DesiredState"')) stop();
+                return answer;
+            },
+        });
+        const inputs = await inputsOf(provider, created, "w1", 3);
+        const state = await partialOf(provider.create(inputs));
+        const next = processOf(created);
+        const deleted = (await outcome(next.provider.delete("w1", state))) === undefined;
+        await created.settle();
+        assert.deepEqual(
+            deleted ? liveNames(created) : [],
+            [],
+            "the delete said done, and the create went on to make w1: a zombie",
+        );
+    });
+
+    it("I: a delete that followed its create to the end reads past a replica that lags (zombies; replay: azure seed 28)", async () => {
+        server = await start("azure", {}, scriptedOperations({ kind: "create", pollsToFinish: 3, resultLate: true }));
+        const { provider } = processOf(server, { ctrlCOnWait: 1 });
+        const inputs = await inputsOf(provider, server, "w1", 3);
+        const state = await partialOf(provider.create(inputs));
+        assert.ok(state.operation, "the handle is recorded");
+        await processOf(server).provider.delete("w1", state);
+        assert.deepEqual(liveNames(server), [], "the delete read 404 from a lagging replica and forgot w1: a zombie");
+    });
+
+    it("N: after a refresh clears the engine's init errors, the next up still resolves a pending create (state; replay: azure seed 50)", async () => {
+        // The engine forces Update only while init errors are on record; a refresh clears them.
+        server = await start("generic", {}, scriptedOperations({ kind: "create", pollsToFinish: 5 }));
+        const { provider } = processOf(server, { ctrlCOnWait: 1 });
+        const inputs = await inputsOf(provider, server, "w1", 3);
+        const state = await partialOf(provider.create(inputs));
+        const diff = await provider.diff("w1", state, inputs);
+        assert.equal(diff.changes, true, "no change: the up never calls update, and the create is never resolved");
+    });
+
+    it("E: an update that followed the operation on record does not keep it (state; replay: google seed 7)", async () => {
+        server = await start("google", {}, scriptedOperations({ kind: "create", pollsToFinish: 3 }));
+        const { provider } = processOf(server, { ctrlCOnWait: 1 });
+        const inputs = await inputsOf(provider, server, "w1", 3);
+        const state = await partialOf(provider.create(inputs));
+        const next = processOf(server).provider;
+        const refreshed = await next.read("w1", state);
+        assert.ok(refreshed.props?.resourceId, "the refresh found w1 (being created: AIP-151 lists it)");
+        const updated = await next.update("w1", encode(refreshed.props as unknown as Props) as never, inputs);
+        assert.ok(updated.outs?.resourceId);
+        assert.equal(updated.outs?.operation, undefined, "the operation followed to its end stays on record");
+    });
+
+    it("A: no duplicate beside someone else's resource where the API accepts two with one name (duplicates; replay: generic seed 3)", async () => {
+        server = await start("generic", { allowDuplicateNames: true });
+        const outsider = processOf(server).provider;
+        await outsider.create(await inputsOf(outsider, server, "w1", 3));
+        const { provider } = processOf(server);
+        const adopting = await inputsOf(provider, server, "w1", 4, { createToken: TOKEN, adopt: true });
+        await outcome(provider.create(adopting));
+        assert.equal(server.server.counts().duplicates, 0, "adopt: true with a createToken made a second w1");
+        const refusing = await inputsOf(provider, server, "w1", 4, { createToken: `${TOKEN}-2` });
+        await outcome(provider.create(refusing));
+        assert.equal(server.server.counts().duplicates, 0, "a createToken beside someone else's w1 made a second one");
+    });
+
+    it("O: a create Cloud Control fails because someone else holds the key is not recorded as ours (foreign; replay: aws-cloudcontrol seed 92)", async () => {
+        server = await start("aws-cloudcontrol", { handlerErrors: "event" });
+        const outsider = processOf(server).provider;
+        await outsider.create(await inputsOf(outsider, server, "w1", 3));
+        const { provider } = processOf(server);
+        const error = await outcome(provider.create(await inputsOf(provider, server, "w1", 4, { createToken: TOKEN })));
+        const recorded = error instanceof PartialStateError ? error.properties.resourceId : undefined;
+        assert.equal(
+            recorded,
+            undefined,
+            "someone else's w1 is recorded as this resource's (untaint then takes it; a replace deletes it)",
+        );
+    });
+
+    it("B: a delete Cloud Control ends FAILED NotFound is done (heal; replay: aws-cloudcontrol seed 1)", async () => {
+        server = await start("aws-cloudcontrol", { handlerErrors: "event" });
+        const { provider } = processOf(server);
+        const created = await provider.create(await inputsOf(provider, server, "w1", 3));
+        server.server.remove("w1");
+        const error = await outcome(provider.delete("w1", encode(created.outs as unknown as Props) as never));
+        assert.equal(error, undefined, `nothing to delete, yet the delete fails for ever: ${String(error)}`);
+    });
+
+    it("D: ARM's long-running PUT without Azure-AsyncOperation is followed (heal; replay: azure-arm seed 11)", async () => {
+        server = await start(
+            "azure-arm",
+            { putAsyncOperationHeader: false },
+            scriptedOperations({ kind: "create", pollsToFinish: 2 }),
+        );
+        const { provider } = processOf(server);
+        const error = await outcome(provider.create(await inputsOf(provider, server, "w1", 3)));
+        assert.equal(error, undefined, `every such create fails: ${String(error)}`);
+    });
+
+    it("L: a refresh does not take a record in the middle of an operation for drift (state; replay: azure-arm seed 27)", async () => {
+        server = await start(
+            "azure-arm",
+            {},
+            scriptedOperations({ kind: "update", outcome: "canceled", resultLate: true }),
+        );
+        const { provider } = processOf(server);
+        const created = await provider.create(await inputsOf(provider, server, "w1", 3));
+        const before = encode(created.outs as unknown as Props) as unknown as AsyncResourceOutputs;
+        const news = await inputsOf(provider, server, "w1", 5);
+        await outcome(provider.update("w1", before, news)); // canceled: the engine keeps `before`
+        const refreshed = await provider.read("w1", before);
+        const diff = await provider.diff("w1", encode(refreshed.props as unknown as Props) as never, news);
+        assert.equal(
+            diff.changes,
+            true,
+            "the program's size 5 is never sent: the refresh recorded it from the canceled update's record",
+        );
+    });
+
+    it("F: a keyed create whose first request is still under way waits for it (heal; replay: generic seed 16)", async () => {
+        server = await start("generic", {}, scriptedOperations({ kind: "create", pollsToFinish: 3 }));
+        const first = processOf(server, {
+            fetch: async (send, request, stop) => {
+                const answer = await send();
+                if (request.method === "POST") stop(); // the process dies with the answer
+                return answer;
+            },
+        });
+        const inputs = await inputsOf(first.provider, server, "w1", 3, { createToken: TOKEN });
+        await outcome(first.provider.create(inputs));
+        const error = await outcome(processOf(server).provider.create(inputs));
+        assert.equal(error, undefined, `the replay is refused 409 while the first runs: ${String(error)}`);
+        assert.deepEqual(liveNames(server), ["w1"]);
+    });
+
+    it("J: a create token sent earlier with another body gets an error that says what to do (heal; replay: aws-cloudcontrol seed 27)", async () => {
+        server = await start("aws-cloudcontrol", {}, scriptedOperations({ kind: "create", pollsToFinish: 2 }));
+        const first = processOf(server, {
+            fetch: async (send, request, stop) => {
+                const answer = await send();
+                if (request.body.includes('"DesiredState"')) stop();
+                return answer;
+            },
+        });
+        await outcome(first.provider.create(await inputsOf(first.provider, server, "w1", 3, { createToken: TOKEN })));
+        await server.settle();
+        const { provider } = processOf(server);
+        const error = await outcome(provider.create(await inputsOf(provider, server, "w1", 4, { createToken: TOKEN })));
+        assert.match(String(error), /adopt: true/, `a raw ClientTokenConflictException, every up: ${String(error)}`);
+    });
+
+    it("P: a pending create resumed after the program added a createToken is its own (heal; replay: generic seed 288)", async () => {
+        server = await start("generic", {}, scriptedOperations({ kind: "create", pollsToFinish: 3 }));
+        const { provider } = processOf(server, { ctrlCOnWait: 1 });
+        const state = await partialOf(provider.create(await inputsOf(provider, server, "w1", 3)));
+        const next = processOf(server).provider;
+        const news = await inputsOf(next, server, "w1", 3, { createToken: TOKEN });
+        const error = await outcome(next.update("w1", state, news));
+        assert.equal(error, undefined, `its own create is refused as someone else's: ${String(error)}`);
+    });
+
+    it("R: an operation the API no longer has does not block every later up (heal; replay: azure-arm seed 182)", async () => {
+        server = await start(
+            "azure-arm",
+            { putAsyncOperationHeader: false },
+            scriptedOperations({ kind: "create", pollsToFinish: 4 }),
+        );
+        const { provider } = processOf(server, { ctrlCOnWait: 1 });
+        const inputs = await inputsOf(provider, server, "w1", 3);
+        const state = await partialOf(provider.create(inputs));
+        server.server.remove("w1");
+        const error = await outcome(processOf(server).provider.update("w1", state, inputs));
+        assert.equal(error, undefined, `following the create's handle fails for ever: ${String(error)}`);
+    });
+
+    it("S: a resumed Azure create is followed to its end, not taken at a lookup's word (state; replay: azure seed 141)", async () => {
+        // The create is accepted, its answer (with Operation-Location) lost to Ctrl-C; the widget shows
+        // while its create runs, and that create then fails (the server removes it).
+        server = await start(
+            "azure",
+            { failedCreate: "removed" },
+            scriptedOperations({ kind: "create", pollsToFinish: 3, outcome: "failed" }),
+        );
+        const created = server;
+        const { provider } = processOf(server, {
+            fetch: async (send, request, stop) => {
+                const answer = await send();
+                if (request.method === "PUT") stop();
+                return answer;
+            },
+        });
+        const inputs = await inputsOf(provider, created, "w1", 3);
+        const state = await partialOf(provider.create(inputs));
+        const resumed = await outcome(processOf(created).provider.update("w1", state, inputs));
+        await created.settle();
+        const recorded = resumed === undefined && liveNames(created).length === 0;
+        assert.equal(
+            recorded,
+            false,
+            "the up recorded w1 as made, and its create then failed: the state names what is not there",
+        );
+    });
+});
