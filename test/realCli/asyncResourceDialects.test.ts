@@ -7,7 +7,7 @@
 import { strict as assert } from "node:assert";
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { DialectServer } from "../dialects/servers/kit";
+import { type DialectServer, scriptedOperations } from "../dialects/servers/kit";
 import { assertOk, CliProject, type CliRun, type ResourceSpec, type StateResource } from "../support/cliProject";
 import { type PulumiCli, requirePulumiCli } from "../support/pulumiCli";
 import { FIXTURES, WIDGETS_TOKEN } from "../tasks/asyncResource/dialectFixtures";
@@ -101,24 +101,66 @@ for (const fixture of FIXTURES) {
             }
         });
 
-        it("up, refresh after a change outside Pulumi, up after a SIGKILL mid-create, destroy: no duplicate, no zombie", async () => {
+        it("Ctrl-C while the create's operation runs: the up ends with its handle recorded (not tainted); the next up follows it to its end", async () => {
+            await server.close();
+            // Long enough that the interrupt lands while the operation runs, short enough for the next up.
+            server = await fixture.start({ operations: scriptedOperations({ kind: "create", pollsToFinish: 6 }) });
+            // Without a hint, polls back off to a second at most, so the operation outlasts the interrupt.
+            if (!fixture.hinted) {
+                await project.stack.setConfig("pulumi-lifecycle:taskPollInitialMs", { value: "1000" });
+                await project.stack.setConfig("pulumi-lifecycle:taskPollMaxMs", { value: "1000" });
+            }
+            await project.program([widget("w1", 3)]);
+            const run = project.spawn(["up", "--yes", "--skip-preview", "--non-interactive"]);
+            const before = server.counts();
+            // The look-up, the create and two polls: the operation runs (it ends at its sixth poll).
+            await until(() => server.counts().requests >= before.requests + 4);
+            const interrupted = Date.now();
+            process.kill(-(run.child.pid as number), "SIGINT");
+            const { code, output } = await run.done;
+            console.log(`      the up ended ${((Date.now() - interrupted) / 1000).toFixed(1)} s after the interrupt`);
+            printed.push(output);
+            assert.notEqual(code, 0);
+            const state = await project.state();
+            assert.deepEqual(state.pendingOperations, [], "the engine got the provider's answer");
+            const partial = await stateOf("w1");
+            assert.ok(partial, "the create is recorded");
+            assert.equal(partial.outputs?.tainted, false);
+            assert.ok(
+                (partial.outputs?.operation as { ref?: string } | undefined)?.ref,
+                `with the operation's handle: ${JSON.stringify(partial.outputs)} ${String(partial.initErrors)}`,
+            );
+            // Cancel reaches the provider while it follows the operation, or, if the operation ended just
+            // before, while it reads back what the operation made: either way the next up finishes it.
+            assert.match(String(partial.initErrors), /follows it to its end|reads it again/);
+
+            const finished = await record(project.up());
+            assertOk(finished);
+            assert.deepEqual(finished.steps, ["update w1"]);
+            const recorded = await stateOf("w1");
+            assert.ok(recorded?.outputs?.resourceId);
+            assert.equal(recorded?.outputs?.operation, undefined);
+            assert.equal(recorded?.initErrors, undefined);
+            assert.equal(server.counts().live, 1);
+            assert.equal(server.counts().duplicates, 0);
+            assertOk(await record(project.destroy()));
+            assert.equal(server.counts().live, 0);
+        });
+
+        it("up, an up killed outright (SIGKILL) mid-create and the up after it, refresh after a change outside Pulumi and the up that undoes it, destroy: no duplicate, no zombie", async () => {
             await project.program([widget("w1", 3)]);
             const created = await record(project.up());
             assertOk(created);
             assert.deepEqual(created.steps, ["create w1"]);
             assert.equal(server.counts().live, 1);
 
-            const [made] = server.resources();
-            server.mutate(String(made?.id ?? fixture.nameOf(made as Record<string, unknown>)), fixture.drift(7));
-            assertOk(await record(project.refresh()));
-            const refreshed = (await stateOf("w1"))?.outputs?.resource as Record<string, unknown>;
-            assert.equal(fixture.sizeOf(refreshed), 7, "refresh records what the API has now");
-
             // A second widget whose create is killed with the CLI, as a crash or a closed laptop would.
             await project.program([widget("w1", 3), widget("w2", 4)]);
-            const creates = server.counts().creates;
+            server.setOperations(scriptedOperations({ kind: "create", pollsToFinish: 6 }));
+            const before = server.counts().requests;
             const run = project.spawn(["up", "--yes", "--skip-preview", "--non-interactive"]);
-            await until(() => server.counts().creates > creates);
+            // Its look-up, its create and two polls: the operation runs (it ends at its sixth poll).
+            await until(() => server.counts().requests >= before + 4);
             process.kill(-(run.child.pid as number), "SIGKILL");
             await run.done;
             await until(() => providersIn(project.dir).length === 0);
@@ -138,6 +180,16 @@ for (const fixture of FIXTURES) {
             }
             assert.equal(server.counts().live, 2, "both widgets, once each");
             assert.equal(server.counts().duplicates, 0);
+
+            // A change made outside Pulumi: refresh records it, and the next up sends the program's body back.
+            const made = server.resources().find((r) => fixture.nameOf(r) === "w1");
+            server.mutate(String(made?.id ?? fixture.nameOf(made as Record<string, unknown>)), fixture.drift(7));
+            assertOk(await record(project.refresh()));
+            const refreshed = (await stateOf("w1"))?.outputs?.resource as Record<string, unknown>;
+            assert.equal(fixture.sizeOf(refreshed), 7, "refresh records what the API has now");
+            const healed = await record(project.up());
+            assertOk(healed);
+            assert.ok(healed.steps.includes("update w1"), healed.steps.join(", "));
             assert.equal(
                 fixture.sizeOf(server.resources().find((r) => fixture.nameOf(r) === "w1") as Record<string, unknown>),
                 3,

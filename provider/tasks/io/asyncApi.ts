@@ -141,10 +141,28 @@ export class AsyncApi {
         return (await this.get(id, deadline)) ?? undefined;
     }
 
-    /** Sends a write and says what it answered: done, or an operation to follow. */
-    async submit(kind: WriteKind, call: HttpCall, deadline: Deadline): Promise<Submitted> {
-        const answer = await this.send(call, deadline);
-        return this.spec.dialect.submitted(kind, answer, this.context.clock());
+    /**
+     * Sends a write and says what it answered: done, or an operation to follow. An update or delete
+     * refused as a conflict (409: another operation runs on the resource, ARM's
+     * AnotherOperationInProgress, Google's ABORTED; perhaps one of ours an interrupted `up` left) did
+     * nothing: it is sent again once the resource is free, after doubling waits, within the deadline,
+     * built afresh (`call()`), so with a new idempotency key: an API may replay a refusal for a key.
+     */
+    async submit(kind: WriteKind, call: () => HttpCall, deadline: Deadline): Promise<Submitted> {
+        for (let attempt = 0; ; attempt++) {
+            try {
+                const answer = await this.send(call(), deadline);
+                return this.spec.dialect.submitted(kind, answer, this.context.clock());
+            } catch (error) {
+                const busy = kind !== "create" && this.meaning(error) === "conflict";
+                const left = deadline.at - this.context.clock();
+                if (!busy || left <= 0) throw error;
+                if (attempt === 0)
+                    this.context.report(`${this.spec.label}: another operation runs on it; waiting for it to end`);
+                const wait = nextWait({ attempt, schedule: this.schedule, random: this.context.random });
+                await this.context.sleep(Math.min(wait, left), this.context.signal);
+            }
+        }
     }
 
     /**

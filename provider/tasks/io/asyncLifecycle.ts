@@ -40,7 +40,7 @@ const DEFAULT_READ_TIMEOUT_MS = 5 * 60_000;
 export type ApiFor = (inputs: AsyncResourceInputs) => AsyncApi;
 
 /** One create attempt's end: the outputs, or why the next key (or a resubmit) is tried. */
-type Attempt = AsyncResourceOutputs | "spent" | "resubmit";
+type Attempt = AsyncResourceOutputs | "spent" | "resubmit" | "in-progress";
 
 /** The AsyncResource operations. */
 export class AsyncLifecycle {
@@ -109,7 +109,7 @@ export class AsyncLifecycle {
             if (claimed) return outputsOf(inputs, { resourceId: found.id, resource: found.record, tainted: false });
             return this.takeOver(api, inputs, found, deadline);
         }
-        for (let generation = 0; generation < MAX_CREATE_GENERATIONS; generation++) {
+        for (let generation = 0, waits = 0; generation < MAX_CREATE_GENERATIONS; generation++) {
             // Without a createToken, a key of this request alone: its retries after a lost answer replay
             // (and an API that requires the key gets one); a later `up` finds it by its natural key.
             const token =
@@ -119,9 +119,16 @@ export class AsyncLifecycle {
                       ? randomUUID()
                       : undefined;
             const attempt = await this.createOnce(api, inputs, deadline, token, found, keyed);
-            if (attempt !== "spent" && attempt !== "resubmit") return attempt;
+            if (attempt !== "spent" && attempt !== "resubmit" && attempt !== "in-progress") return attempt;
             const left = deadline.at - this.clock();
             if (left <= 0) throw new CreateTokenSpentError(api.spec.label, generation + 1, deadline.setting);
+            if (attempt === "in-progress") {
+                // The first request with this key is still being handled (an interrupted up's): the same key
+                // again, once it has ended, replays it.
+                await this.sleep(Math.min(spentKeyBackoffMs(Math.min(waits++, 16), this.schedule), left), this.signal);
+                generation--;
+                continue;
+            }
             if (attempt === "spent" && generation === 0)
                 this.report(
                     `${api.spec.label}: createToken ${inputs.createToken} was spent earlier; trying its next key`,
@@ -149,7 +156,7 @@ export class AsyncLifecycle {
         try {
             const submitted = await api.submit(
                 "create",
-                spec.dialect.create(spec.target, inputs.body, token),
+                () => spec.dialect.create(spec.target, inputs.body, token),
                 deadline,
             );
             if (submitted.kind === "done") {
@@ -189,7 +196,8 @@ export class AsyncLifecycle {
         try {
             made = await this.madeBy(api, view, deadline, view.state === "succeeded" && !replayed);
         } catch (error) {
-            const reason = `${what} ended ${view.state}, but reading what it made failed: ${messageOf(error)}`;
+            const next = view.state === "succeeded" ? "reads it again" : "replaces it (set `untaint: true` to keep it)";
+            const reason = `${what} ended ${view.state}, but reading what it made failed: ${messageOf(error)}; the next \`pulumi up\` ${next}`;
             const failed = view.state !== "succeeded";
             const known = { operation: handle, tainted: failed, ...(failed ? { taintReason: reason } : {}) };
             throw partialState(inputs, spec.key, spec.label, outputsOf(inputs, known), reason);
@@ -236,8 +244,12 @@ export class AsyncLifecycle {
             throw partialState(inputs, spec.key, spec.label, outputsOf(inputs, { tainted: false }), reason);
         }
         const meaning = api.meaning(error);
+        if (meaning === "token-in-progress" && keyed) return "in-progress";
         if (meaning === "conflict") {
             const existing = found ?? (await api.lookUp(deadline));
+            // Nothing has the natural key: with a key, a 409 is the IETF draft's "a request with this key
+            // is being processed" (the create an interrupted up left), not a name taken.
+            if (!existing && keyed) return "in-progress";
             if (!existing)
                 throw new TaskApiContractError(
                     `${spec.label}: the API refused the create as a conflict, but has no resource with this natural key; retry once it does`,
@@ -350,7 +362,7 @@ export class AsyncLifecycle {
         const startedAt = this.clock();
         const submitted = await api.submit(
             "update",
-            spec.dialect.update(spec.target, found.id, inputs.body, randomUUID()),
+            () => spec.dialect.update(spec.target, found.id, inputs.body, randomUUID()),
             deadline,
         );
         if (submitted.kind === "operation") {
@@ -396,7 +408,7 @@ export class AsyncLifecycle {
         const startedAt = this.clock();
         let submitted: Awaited<ReturnType<AsyncApi["submit"]>>;
         try {
-            submitted = await api.submit("delete", spec.dialect.delete(spec.target, id), deadline);
+            submitted = await api.submit("delete", () => spec.dialect.delete(spec.target, id), deadline);
         } catch (error) {
             if (api.meaning(error) === "not-found") return;
             throw error;

@@ -29,6 +29,8 @@ export interface DialectFixture {
     drift(size: number): Record<string, unknown>;
     /** Whether a create token makes a repeated create replay (so a killed create resumes without adopt). */
     readonly replaysCreate: boolean;
+    /** Whether the server paces polls with a hint (Retry-After, RetryAfter): then each poll takes about a second. */
+    readonly hinted: boolean;
     /** What the provider process's environment must hold besides the token (AWS credentials). */
     readonly env?: Readonly<Record<string, string>>;
 }
@@ -43,6 +45,7 @@ const api = (url: string, dialect: string, extra: Record<string, unknown> = {}) 
 export const FIXTURES: readonly DialectFixture[] = [
     {
         dialect: "generic",
+        hinted: true,
         start: (options) => startGenericServer({ token: WIDGETS_TOKEN, retryAfterSeconds: 1, ...options }),
         args: (url, name, size) => ({
             api: api(url, "generic"),
@@ -60,6 +63,7 @@ export const FIXTURES: readonly DialectFixture[] = [
     },
     {
         dialect: "azure-arm",
+        hinted: true,
         start: (options) =>
             startAzureArmServer({ token: WIDGETS_TOKEN, retryAfter: "always", retryAfterSeconds: 1, ...options }),
         args: (url, name, size) => ({
@@ -78,6 +82,7 @@ export const FIXTURES: readonly DialectFixture[] = [
     },
     {
         dialect: "azure",
+        hinted: true,
         start: (options) => startAzureGuidelinesServer({ token: WIDGETS_TOKEN, retryAfterSeconds: 1, ...options }),
         args: (url, name, size) => ({
             api: api(url, "azure"),
@@ -94,6 +99,7 @@ export const FIXTURES: readonly DialectFixture[] = [
     },
     {
         dialect: "google",
+        hinted: false,
         start: (options) => startGoogleAipServer({ token: WIDGETS_TOKEN, ...options }),
         args: (url, name, size) => ({
             api: api(url, "google", { idParameter: "widgetId" }),
@@ -110,6 +116,7 @@ export const FIXTURES: readonly DialectFixture[] = [
     },
     {
         dialect: "aws-cloudcontrol",
+        hinted: true,
         start: (options) => startCloudControlServer({ retryAfterSeconds: 1, ...options }),
         args: (url, name, size) => ({
             api: api(url, "aws-cloudcontrol", { typeName: TYPE_NAME, region: TEST_REGION }),

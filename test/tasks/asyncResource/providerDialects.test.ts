@@ -222,6 +222,32 @@ for (const fixture of FIXTURES) {
             assertClean(server, 1);
         });
 
+        // Only the generic server lets time pass for an operation nobody polls (each request it turns away
+        // 409 is a step, as its contract says); the others advance an operation only when it is polled.
+        if (fixture.dialect === "generic")
+            it("an update while an operation an interrupted up left runs on the resource waits for it, then sends the body", async () => {
+                server = await fixture.start({ operations: scriptedOperations({ kind: "update", pollsToFinish: 6 }) });
+                const { provider } = providerFor({ env: fixture.env });
+                const created = await create(provider, await checked(provider, fixture.args(server.url, "w1", 3)));
+                // An up killed while its update ran: the engine kept the state from before it.
+                const killed = providerFor({
+                    env: fixture.env,
+                    onWait: (count) => count === 1 && killed.controller.abort(new Error("killed")),
+                });
+                await killed.provider
+                    .update("w1", created.outs, await checked(killed.provider, fixture.args(server.url, "w1", 5)))
+                    .catch(() => undefined);
+                const next = providerFor({ env: fixture.env });
+                const updated = await next.provider.update(
+                    "w1",
+                    created.outs,
+                    await checked(next.provider, fixture.args(server.url, "w1", 9)),
+                );
+                assert.equal(fixture.sizeOf(updated.outs?.resource as Record<string, unknown>), 9);
+                assert.equal(fixture.sizeOf(server.resources()[0] as Record<string, unknown>), 9);
+                assertClean(server, 1);
+            });
+
         it("30% of requests throttled: create, update and delete still end well, within the deadline", async () => {
             server = await fixture.start({ faults: randomFaults({ seed: 19, rate: 0.3, kinds: ["throttle"] }) });
             const { provider } = providerFor({ env: fixture.env });

@@ -37,8 +37,10 @@ export function azureArmDialect(): Dialect {
             return { method: "PUT", path: target.itemPath(target.createId), body, repeatable: true };
         },
         read: (target, id) => ({ method: "GET", path: target.itemPath(id), repeatable: true }),
-        // PATCH is idempotent in ARM (the same patch twice is the same resource); PUT replaces the whole.
-        update: (target, id, body) => ({ method: "PATCH", path: target.itemPath(id), body, repeatable: true }),
+        // An update is the PUT a create is ("create and update are one PUT" in the RPC; PATCH is optional
+        // for a resource provider): the body is the whole resource, and the same PUT again joins an
+        // operation already running on it, where a PATCH would be refused 409 AnotherOperationInProgress.
+        update: (target, id, body) => ({ method: "PUT", path: target.itemPath(id), body, repeatable: true }),
         delete: (target, id) => ({ method: "DELETE", path: target.itemPath(id), repeatable: true }),
         submitted(kind, answer, now): Submitted {
             const asyncOperation = answer.header("azure-asyncoperation");

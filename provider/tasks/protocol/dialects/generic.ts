@@ -117,13 +117,24 @@ export function genericDialect(options: GenericOptions): Dialect {
     };
 }
 
-/** What the IETF draft and HTTP say error statuses mean. */
-export function genericMeaning(status: number): ErrorMeaning {
+/**
+ * What the IETF draft and HTTP say error statuses mean. A 409 is the draft's "a request with this key is
+ * outstanding" when its problem details say so (the draft's example: type ".../idempotency", title "A
+ * request is outstanding for this Idempotency-Key"), and otherwise a conflict with what exists.
+ */
+export function genericMeaning(status: number, body?: unknown): ErrorMeaning {
     if (status === 404 || status === 410) return "not-found";
-    if (status === 409) return "conflict";
+    if (status === 409) return aboutTheKey(body) ? "token-in-progress" : "conflict";
     if (status === 422) return "token-reused";
     if (status === 429) return "throttled";
     return undefined;
+}
+
+/** Whether an error body's type, title or code speaks of the idempotency key. */
+function aboutTheKey(body: unknown): boolean {
+    const fields = objectOf(body);
+    const words = [fields?.type, fields?.title, fields?.code, fields?.error].filter((v) => typeof v === "string");
+    return words.some((word) => /idempoten/i.test(word as string));
 }
 
 function pendingView(answer: HttpAnswer, now: number): OperationView {

@@ -83,6 +83,16 @@ describe("dialects", () => {
             );
         });
 
+        it("reads a 409 whose problem details speak of the key as the draft's outstanding request, not a conflict", () => {
+            const draft = {
+                type: "https://developer.example.com/idempotency",
+                title: "A request is outstanding for this Idempotency-Key",
+            };
+            assert.equal(dialect.meaning(409, draft), "token-in-progress");
+            assert.equal(dialect.meaning(409, { code: "idempotency-key-outstanding" }), "token-in-progress");
+            assert.equal(dialect.meaning(409, { type: "https://api.test/problems/name-taken" }), "conflict");
+        });
+
         it("refuses locators that do not parse, naming the forms", () => {
             assert.match((parseLocator("headers.Location", true) as { problem: string }).problem, /header\.<Name>/);
             assert.match((parseLocator("code", false) as { problem: string }).problem, /not a URL/);
@@ -207,7 +217,10 @@ describe("dialects", () => {
 
         it("updates by a PUT of the whole resource (idempotent) and takes a 200 without Operation-Location as done", () => {
             const call = dialect.update(TARGET, "w1", { a: 1 }, undefined);
-            assert.deepEqual([call.method, call.path, call.body, call.repeatable], ["PUT", TARGET.itemPath("w1"), { a: 1 }, true]);
+            assert.deepEqual(
+                [call.method, call.path, call.body, call.repeatable],
+                ["PUT", TARGET.itemPath("w1"), { a: 1 }, true],
+            );
             const done = dialect.submitted("update", answer(200, { name: "w1" }), NOW);
             assert.deepEqual(done, {
                 kind: "done",
