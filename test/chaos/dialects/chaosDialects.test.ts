@@ -17,7 +17,7 @@ import { runSeed } from "./dialectRun";
 import { DIALECTS } from "./dialectServers";
 
 /** Seeds per dialect in CI: about 60-90 s for the five dialects on two shared cores. */
-const DEFAULT_SEEDS = 80;
+const DEFAULT_SEEDS = 100;
 
 function numberFrom(name: string, fallback: number): number {
     const value = Number(process.env[name]);
