@@ -101,6 +101,11 @@ export interface AsyncResourceOutputs extends AsyncResourceInputs {
     resource?: unknown;
     /** An operation of ours whose end was not seen. */
     operation?: PendingOperation;
+    /**
+     * The key a create of unknown outcome was sent with when the program gave no createToken: the next
+     * up, or a delete, replays it, so what that create made is found even before a lookup shows it.
+     */
+    createKey?: string;
     /** Set when a create did not finish (failed, canceled, timed out): the next `up` replaces it. */
     tainted: boolean;
     taintReason?: string;

@@ -151,8 +151,9 @@ export class AsyncApi {
     async submit(kind: WriteKind, call: () => HttpCall, deadline: Deadline): Promise<Submitted> {
         for (let attempt = 0; ; attempt++) {
             try {
-                const answer = await this.send(call(), deadline);
-                return this.spec.dialect.submitted(kind, answer, this.context.clock());
+                const sent = call();
+                const answer = await this.send(sent, deadline);
+                return this.spec.dialect.submitted(kind, answer, this.context.clock(), sent);
             } catch (error) {
                 const busy = kind !== "create" && this.meaning(error) === "conflict";
                 const left = deadline.at - this.context.clock();

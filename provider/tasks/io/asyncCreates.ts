@@ -29,6 +29,9 @@ import type { AsyncApi, Deadline, Found } from "./asyncApi";
 /** One create attempt's end: the outputs, or why the next key (or a resubmit) is tried. */
 type Attempt = AsyncResourceOutputs | "spent" | "resubmit" | "in-progress";
 
+/** How many times a key refused as in progress is sent again before the refusal is taken as stored. [F] */
+const IN_PROGRESS_LOOKS = 6;
+
 /** Creates, and writes to what exists. */
 export class AsyncCreates {
     constructor(
@@ -52,26 +55,48 @@ export class AsyncCreates {
         deadline: Deadline,
         found: Found | undefined,
         claimed: boolean,
+        /** The key an earlier create of unknown outcome was sent with (no createToken): replayed first. [G] */
+        sentKey?: string,
     ): Promise<AsyncResourceOutputs> {
-        const keyed = inputs.createToken !== undefined && api.spec.dialect.tokenReplaysCreate;
-        if (found && !keyed) {
+        const replays = api.spec.dialect.tokenReplaysCreate;
+        const keyed = (inputs.createToken !== undefined || sentKey !== undefined) && replays;
+        // A create that is an idempotent PUT to the item (Azure) sent again joins its operation still
+        // running, or answers how it ended: a resumed one is followed to its end, not taken at a lookup's
+        // word (the create may yet fail and remove what the lookup shows). [S]
+        const resend =
+            claimed &&
+            api.spec.keyIsId &&
+            !replays &&
+            api.spec.dialect.create(api.spec.target, inputs.body, undefined).method === "PUT";
+        if (found && !keyed && !resend) {
             if (claimed) return outputsOf(inputs, { resourceId: found.id, resource: found.record, tainted: false });
             return this.takeOver(api, inputs, found, deadline);
         }
         for (let generation = 0, waits = 0; generation < MAX_CREATE_GENERATIONS; generation++) {
             // Without a createToken, a key of this request alone: its retries after a lost answer replay
             // (and an API that requires the key gets one); a later `up` finds it by its natural key.
+            const again = sentKey !== undefined && generation === 0;
             const token =
                 inputs.createToken !== undefined
                     ? api.spec.dialect.createKey(inputs.createToken, generation, api.spec.key)
-                    : api.spec.dialect.tokenReplaysCreate
-                      ? randomUUID()
-                      : undefined;
-            const attempt = await this.createOnce(api, inputs, deadline, token, found, keyed);
+                    : again
+                      ? sentKey
+                      : replays
+                        ? randomUUID()
+                        : undefined;
+            const attemptKeyed = inputs.createToken !== undefined ? keyed : again && replays;
+            const attempt = await this.createOnce(api, inputs, deadline, token, found, attemptKeyed);
             if (attempt !== "spent" && attempt !== "resubmit" && attempt !== "in-progress") return attempt;
             const left = deadline.at - this.clock();
             if (left <= 0) throw new CreateTokenSpentError(api.spec.label, generation + 1, deadline.setting);
-            if (attempt === "in-progress") {
+            if (attempt === "in-progress" && waits >= IN_PROGRESS_LOOKS) {
+                // Refused every time: a refusal stored for the key (the draft replays the first answer,
+                // whatever it was), not a request still running. What holds the key now is someone
+                // else's, or nothing (the key is spent). [F]
+                waits = 0;
+                const holder = await api.lookUp(deadline);
+                if (holder) return this.takeOver(api, inputs, holder, deadline);
+            } else if (attempt === "in-progress") {
                 // The first request with this key is still being handled (an interrupted up's): the same key
                 // again, once it has ended, replays it.
                 await this.sleep(Math.min(spentKeyBackoffMs(Math.min(waits++, 16), this.schedule), left), this.signal);
@@ -130,7 +155,7 @@ export class AsyncCreates {
                 };
                 throw partialState(inputs, spec.key, spec.label, outputsOf(inputs, known), reason);
             }
-            return this.afterFailedSubmit(api, inputs, deadline, error, found, keyed);
+            return this.afterFailedSubmit(api, inputs, deadline, error, found, keyed, token);
         }
         if (view.resubmit) return "resubmit";
         // Over at the first answer (Google answers a repeated requestId with the done operation itself)
@@ -152,6 +177,10 @@ export class AsyncCreates {
             throw partialState(inputs, spec.key, spec.label, outputsOf(inputs, known), reason);
         }
         const resource = made === "gone" ? undefined : made;
+        // A create that failed while a resource held the key before it (Cloud Control's FAILED
+        // AlreadyExists): what the key names now is that resource, which this create did not make. [O]
+        if (view.state !== "succeeded" && found !== undefined && resource?.id === found.id)
+            return this.takeOver(api, inputs, found, deadline);
         // A replayed create whose resource is gone (deleted since) or that made none spent its key.
         if (replayed && !resource) return "spent";
         if (view.state === "succeeded") {
@@ -183,6 +212,7 @@ export class AsyncCreates {
         error: unknown,
         found: Found | undefined,
         keyed: boolean,
+        token: string | undefined,
     ): Promise<Attempt> {
         const { spec } = api;
         if (outcomeUnknown(error, this.signal.aborted)) {
@@ -190,15 +220,19 @@ export class AsyncCreates {
             if (found) throw new CreateOutcomeUnknownError(spec.label, found.id, messageOf(error));
             const how = inputs.createToken ? "replaying its createToken" : "its natural key";
             const reason = `the create request's outcome is unknown (${messageOf(error)}). The resource may exist: the next \`pulumi up\` finds it by ${how} and records it, or creates it`;
-            throw partialState(inputs, spec.key, spec.label, outputsOf(inputs, { tainted: false }), reason);
+            // Without a createToken, the key this request went with is what can replay it. [G]
+            const createKey = inputs.createToken === undefined ? token : undefined;
+            throw partialState(inputs, spec.key, spec.label, outputsOf(inputs, { tainted: false, createKey }), reason);
         }
         const meaning = api.meaning(error);
         if (meaning === "token-in-progress" && keyed) return "in-progress";
         if (meaning === "conflict") {
+            // Nothing had the natural key before this keyed request: a 409 is the IETF draft's "a request
+            // with this key is being processed" (the create an interrupted up left), or the name that
+            // request has just taken: the same key again tells (a lookup would take it for someone
+            // else's). [F]
+            if (keyed && !found) return "in-progress";
             const existing = found ?? (await api.lookUp(deadline));
-            // Nothing has the natural key: with a key, a 409 is the IETF draft's "a request with this key
-            // is being processed" (the create an interrupted up left), not a name taken.
-            if (!existing && keyed) return "in-progress";
             if (!existing)
                 throw new TaskApiContractError(
                     `${spec.label}: the API refused the create as a conflict, but has no resource with this natural key; retry once it does`,
@@ -206,6 +240,10 @@ export class AsyncCreates {
             return this.takeOver(api, inputs, existing, deadline);
         }
         if (meaning === "token-reused" && keyed && !found) return "spent";
+        // The key was sent before with another body (an earlier create of this resource, whose body the
+        // program has changed since): the user is the one to say whether what holds the key is theirs. [J]
+        if (meaning === "token-reused" && keyed && found)
+            throw new ResourceExistsError(spec.label, found.id, inputs.createToken !== undefined);
         throw error;
     }
 

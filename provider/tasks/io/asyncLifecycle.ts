@@ -9,6 +9,7 @@ import type { AsyncResourceInputs, AsyncResourceOutputs, PendingOperation } from
 import type { PollSchedule } from "../client/pollSchedule";
 import { DeleteUnconfirmedError } from "../errors/deleteUnconfirmedError";
 import { OperationFailedError } from "../errors/operationFailedError";
+import { OperationWaitError } from "../errors/operationWaitError";
 import { ResourceMissingError } from "../errors/resourceMissingError";
 import {
     bodyAsRecorded,
@@ -20,7 +21,7 @@ import {
     type RawAsyncInputs,
     resumedInputs,
 } from "../logic/asyncState";
-import type { WriteKind } from "../protocol/dialects/dialect";
+import type { OperationView, WriteKind } from "../protocol/dialects/dialect";
 import type { AsyncApi, Deadline, Found } from "./asyncApi";
 import { AsyncCreates } from "./asyncCreates";
 
@@ -30,6 +31,11 @@ const DEFAULT_TIMEOUT_MS = 20 * 60_000;
 const DEFAULT_READ_TIMEOUT_MS = 5 * 60_000;
 /** Builds the API of a resource from its inputs (one client per API per process). */
 export type ApiFor = (inputs: AsyncResourceInputs) => AsyncApi;
+
+/** A create not resolved yet: its outcome unknown (not tainted), or its operation recorded and not seen to its end. */
+function unresolvedCreate(props: AsyncResourceOutputs): boolean {
+    return props.resourceId === undefined && (props.tainted === false || props.operation?.write === "create");
+}
 
 /** The AsyncResource operations. */
 export class AsyncLifecycle {
@@ -54,20 +60,25 @@ export class AsyncLifecycle {
         const deadline = this.deadline("read", props.timeouts?.read, DEFAULT_READ_TIMEOUT_MS);
         const found = props.resourceId ? await api.get(props.resourceId, deadline) : await api.lookUp(deadline);
         if (!found) {
-            // A create whose end was not seen stays on record until an `up` resolves it: dropped, its
-            // operation could still make the resource, which nothing would then know of.
-            if (isPendingCreate(props) && props.operation) return { id: api.spec.key, props };
+            // A create not resolved yet (its outcome unknown, or its operation not seen to its end) stays on
+            // record until an `up` resolves it: dropped, it could still make the resource (a create in
+            // progress is not listed by every API), which nothing would then know of. [C, G]
+            if (unresolvedCreate(props)) return { id: api.spec.key, props };
             return undefined;
         }
         const known = {
             resourceId: found.id,
             resource: found.record,
             operation: props.operation,
-            tainted: props.tainted,
+            // Props that never went through create (a `get`, an imported pending create) have no `tainted`. [K]
+            tainted: props.tainted === true,
             taintReason: props.taintReason,
         };
-        // A change made outside Pulumi shows in `body`, so the next up's diff sends the program's back.
-        const body = bodyAsRecorded(props.body, found.record);
+        // A change made outside Pulumi shows in `body`, so the next up's diff sends the program's back;
+        // a record in the middle of an operation (a lagging one, or one whose operation may still fail
+        // and be undone) does not say what the resource is. [L]
+        const atRest = api.spec.dialect.atRest?.(found.record) ?? true;
+        const body = atRest ? bodyAsRecorded(props.body, found.record) : props.body;
         return { id: api.spec.key, props: outputsOf({ ...props, body }, known) };
     }
 
@@ -77,8 +88,12 @@ export class AsyncLifecycle {
         const deadline = this.deadline("create", inputs.timeouts?.create);
         const found = await api.lookUp(deadline);
         const keyed = inputs.createToken !== undefined && api.spec.dialect.tokenReplaysCreate;
+        // With a resource holding the natural key, a create is sent (to replay the token, which tells
+        // whether it is ours) only where the API cannot make a second one with that key (the key names
+        // the item: a PUT, Google's id, Cloud Control's identifier); a POST to a collection could make a
+        // duplicate. Adopting takes it over in any case. [A]
         const outs =
-            found && !keyed
+            found && (!keyed || inputs.adopt || !api.spec.keyIsId)
                 ? await this.creates.takeOver(api, inputs, found, deadline)
                 : await this.creates.createOrFollow(api, inputs, deadline, found, false);
         return { id: api.spec.key, outs };
@@ -97,7 +112,14 @@ export class AsyncLifecycle {
                 if (olds.operation) await this.followQuietly(api, olds.operation, deadline);
                 return api.lookUp(deadline);
             });
-            const outs = await this.creates.createOrFollow(this.apiFor(resumed), resumed, deadline, found, true);
+            const outs = await this.creates.createOrFollow(
+                this.apiFor(resumed),
+                resumed,
+                deadline,
+                found,
+                true,
+                olds.createKey,
+            );
             if (!bodyChanged(resumed, news)) return { outs: outputsOf(news, outs) };
             return { outs: await this.updated(api, news, outs, deadline) };
         }
@@ -121,7 +143,13 @@ export class AsyncLifecycle {
             current = await api.get(olds.resourceId, deadline);
             if (!current) throw new ResourceMissingError(api.spec.label, olds.resourceId);
         }
-        const base = outputsOf(olds, { resourceId: current.id, resource: current.record, tainted: false });
+        // The operation on record has been followed to its end, and the resource is not tainted any more. [E]
+        const { operation: _followed, taintReason: _untainted, createKey: _replayed, ...settled } = olds;
+        const base = outputsOf(settled as AsyncResourceOutputs, {
+            resourceId: current.id,
+            resource: current.record,
+            tainted: false,
+        });
         if (!bodyChanged(olds, news)) return { outs: outputsOf(news, base) };
         return { outs: await this.updated(api, news, base, deadline) };
     }
@@ -143,8 +171,35 @@ export class AsyncLifecycle {
         const api = this.apiFor(props);
         const { spec } = api;
         const deadline = this.deadline("delete", props.timeouts?.delete);
-        if (props.operation) await this.followQuietly(api, props.operation, deadline);
-        const id = props.resourceId ?? (await api.lookUp(deadline))?.id;
+        const ended = props.operation ? await this.followQuietly(api, props.operation, deadline) : undefined;
+        let id = props.resourceId;
+        if (id === undefined) {
+            // A create seen to succeed made it: reads that lag behind its end are read again. [I]
+            const made = props.operation?.write === "create" && ended?.state === "succeeded";
+            const found = made
+                ? await api.settled(
+                      () => api.lookUp(deadline),
+                      (record) => record !== undefined,
+                      deadline,
+                  )
+                : await api.lookUp(deadline);
+            id = found?.id;
+        }
+        const replayable = props.createToken !== undefined || props.createKey !== undefined;
+        if (
+            id === undefined &&
+            isPendingCreate(props) &&
+            !props.operation &&
+            replayable &&
+            spec.dialect.tokenReplaysCreate
+        ) {
+            // A create of unknown outcome with nothing to follow: the API may be making it where a lookup
+            // does not show it yet. Replaying its key follows that create to its end (or makes it now), so
+            // it is deleted instead of appearing later, unknown to anyone. [G]
+            const resumed = resumedInputs(props, props as unknown as RawAsyncInputs);
+            id = (await this.creates.createOrFollow(api, resumed, deadline, undefined, true, props.createKey))
+                .resourceId;
+        }
         if (id === undefined) return;
         const what = `the delete of ${spec.label}`;
         const startedAt = this.clock();
@@ -159,7 +214,8 @@ export class AsyncLifecycle {
             submitted.kind === "operation"
                 ? await api.follow(submitted.handle, submitted.view, what, startedAt, deadline)
                 : submitted.view;
-        if (view.state === "failed" || view.state === "canceled")
+        // A delete that ended failed because there was nothing to delete (Cloud Control's NotFound) did its job. [B]
+        if ((view.state === "failed" || view.state === "canceled") && (await api.get(id, deadline)) !== undefined)
             throw new OperationFailedError(what, view, "it stays in the stack's state; run `pulumi destroy` again");
         // The API's word is not enough: only a resource the API no longer has is forgotten.
         if (
@@ -177,9 +233,30 @@ export class AsyncLifecycle {
      * Follows an operation recorded in state to its end, whatever the end: failed or canceled only means
      * the next step (look up, create again, send again) decides. Stopping short again is an error.
      */
-    private async followQuietly(api: AsyncApi, operation: PendingOperation, deadline: Deadline): Promise<void> {
+    private async followQuietly(
+        api: AsyncApi,
+        operation: PendingOperation,
+        deadline: Deadline,
+    ): Promise<OperationView | undefined> {
         const what = `the ${operation.write} of ${api.spec.label} started earlier`;
-        await api.follow({ kind: operation.kind, ref: operation.ref }, undefined, what, this.clock(), deadline);
+        try {
+            return await api.follow(
+                { kind: operation.kind, ref: operation.ref },
+                undefined,
+                what,
+                this.clock(),
+                deadline,
+            );
+        } catch (error) {
+            // An operation the API no longer has (expired, or the resource it polled was deleted) is over:
+            // what it did is for the next step to find out, as for any other end. [R]
+            const gone =
+                error instanceof OperationWaitError &&
+                error.stop === "polling" &&
+                api.meaning(error.cause) === "not-found";
+            if (gone) return undefined;
+            throw error;
+        }
     }
 
     /** Runs a look-up of an update; when it fails, the state on record stays, as partial state. */

@@ -18,6 +18,7 @@ export interface Known {
     readonly operation?: PendingOperation | undefined;
     readonly tainted: boolean;
     readonly taintReason?: string | undefined;
+    readonly createKey?: string | undefined;
 }
 
 /** State from the inputs and what the API says. */
@@ -28,6 +29,7 @@ export function outputsOf(inputs: AsyncResourceInputs, known: Known): AsyncResou
     if (known.resource !== undefined) outputs.resource = known.resource;
     if (known.operation !== undefined) outputs.operation = known.operation;
     if (known.taintReason !== undefined) outputs.taintReason = known.taintReason;
+    if (known.createKey !== undefined) outputs.createKey = known.createKey;
     return outputs;
 }
 
@@ -42,7 +44,10 @@ export function isPendingCreate(olds: Partial<AsyncResourceOutputs>): boolean {
  * API as the same create. Changes to the body since are sent by the update that follows.
  */
 export function resumedInputs(olds: AsyncResourceOutputs, news: RawAsyncInputs): RawAsyncInputs {
-    const sent = { ...news, body: olds.body ?? news.body };
+    // The token as sent, or none when the create was sent without one (a token the program added since
+    // would make a key the API never saw, and its 409 would refuse this resource's own create). [P]
+    const { createToken: _, ...rest } = news;
+    const sent = { ...rest, body: olds.body ?? news.body } as RawAsyncInputs;
     return olds.createToken === undefined ? sent : { ...sent, createToken: olds.createToken };
 }
 
@@ -134,7 +139,11 @@ export function diffAsyncResource(olds: Partial<AsyncResourceOutputs>, news: Asy
         TIMEOUT_KEYS.some((key) => differs(olds.timeouts?.[key], news.timeouts?.[key])) ||
         news.adopt !== (olds.adopt ?? false) ||
         news.untaint !== (olds.untaint ?? false) ||
-        olds.tainted === true;
+        olds.tainted === true ||
+        // Something left to resolve (a create not seen to its end, an operation of ours on record): the
+        // next up must call update even after a refresh has cleared the engine's init errors. [N]
+        olds.resourceId === undefined ||
+        olds.operation !== undefined;
     return {
         changes: replaces.length > 0 || settingsChanged,
         replaces,

@@ -295,10 +295,21 @@ describe("Google AIP dialect server (AIP-133/134/135/151/155, google.longrunning
 
         it("refuses a second operation while one runs with 409 ABORTED, and a missing widget with 404", async () => {
             await active({ size: 1 });
+            server.setOperations(fixedOperations({ pollsToFinish: 5 }));
             await call(server, "PATCH", `${WIDGETS}/alpha`, { body: { size: 2 } });
             assertRpcError(await call(server, "PATCH", `${WIDGETS}/alpha`, { body: { size: 3 } }), 409, "ABORTED");
             assertRpcError(await call(server, "DELETE", `${WIDGETS}/alpha`), 409, "ABORTED");
             assertRpcError(await call(server, "PATCH", `${WIDGETS}/nope`, { body: { size: 3 } }), 404, "NOT_FOUND");
+        });
+
+        it("lets a refused caller's wait count as time: each ABORTED is a step of the operation running on the widget", async () => {
+            await active({ size: 1 });
+            server.setOperations(fixedOperations({ pollsToFinish: 3 }));
+            await call(server, "PATCH", `${WIDGETS}/alpha`, { body: { size: 2 } });
+            for (let refused = 0; refused < 3; refused++)
+                assertRpcError(await call(server, "DELETE", `${WIDGETS}/alpha`), 409, "ABORTED");
+            assert.equal((await call(server, "GET", `${WIDGETS}/alpha`)).json.state, "ACTIVE", "the update ended");
+            assert.equal((await call(server, "DELETE", `${WIDGETS}/alpha`)).status, 200);
         });
 
         it("deletes as an operation resolving to google.protobuf.Empty; a gone widget is 404 unless allowMissing", async () => {

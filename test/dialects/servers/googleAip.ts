@@ -21,7 +21,8 @@
 // a throttled request gets 429 RESOURCE_EXHAUSTED and never a Retry-After header (hint "body" adds a
 // google.rpc.RetryInfo detail, every other hint none); an operation the plan fails ends with
 // `operationError` (default INTERNAL, 13); cancelling a done operation changes nothing; `resultLate`
-// hides a created widget until one GET after its operation is done. Operations advance only when polled.
+// hides a created widget until one GET after its operation is done. Operations advance only when polled,
+// or when a write is refused ABORTED because of them (the time the refused caller waits).
 //
 // Test infrastructure only: nothing here ships in the package.
 
@@ -373,6 +374,20 @@ export async function startGoogleAipServer(
         return remember(request, addressed, settleAtOnce(operation));
     };
 
+    /**
+     * ABORTED: one operation at a time per resource (AIP-151). The refusal is a step of the operation
+     * running on it, as if the time the caller waited had passed: operations advance only when asked
+     * about, and one a client is waiting out (a delete whose answer was lost) must end too.
+     */
+    const aborted = (name: string, state: string): KitResponse => {
+        const running = [...operations.values()].find((operation) => operation.target === name && !operation.done);
+        if (running) {
+            running.polls++;
+            if (running.polls >= running.script.pollsToFinish) finish(running, running.script.outcome);
+        }
+        return rpcError("ABORTED", `Widget ${name} is ${state}: wait for its running operation to finish, then retry.`);
+    };
+
     const update = (request: KitRequest, name: string): KitResponse => {
         const fields = userFields(request.body);
         if (typeof fields === "string") return rpcError("INVALID_ARGUMENT", fields);
@@ -380,12 +395,7 @@ export async function startGoogleAipServer(
         if (earlier !== undefined) return earlier;
         const widget = widgets.get(name);
         if (widget === undefined) return rpcError("NOT_FOUND", `Widget ${name} was not found.`);
-        if (widget.state !== "ACTIVE") {
-            return rpcError(
-                "ABORTED",
-                `Widget ${name} is ${widget.state}: wait for its running operation to finish, then retry.`,
-            );
-        }
+        if (widget.state !== "ACTIVE") return aborted(name, widget.state);
         const mask = request.query.get("updateMask");
         const next = applyMask(widget.fields, fields, mask);
         if (typeof next === "string") return rpcError("INVALID_ARGUMENT", next);
@@ -417,12 +427,7 @@ export async function startGoogleAipServer(
             operations.set(operation.name, operation);
             return remember(request, name, operation);
         }
-        if (widget.state !== "ACTIVE") {
-            return rpcError(
-                "ABORTED",
-                `Widget ${name} is ${widget.state}: wait for its running operation to finish, then retry.`,
-            );
-        }
+        if (widget.state !== "ACTIVE") return aborted(name, widget.state);
         widget.state = "DELETING";
         return remember(request, name, settleAtOnce(begin("delete", name, parent)));
     };

@@ -42,7 +42,7 @@ export function azureArmDialect(): Dialect {
         // operation already running on it, where a PATCH would be refused 409 AnotherOperationInProgress.
         update: (target, id, body) => ({ method: "PUT", path: target.itemPath(id), body, repeatable: true }),
         delete: (target, id) => ({ method: "DELETE", path: target.itemPath(id), repeatable: true }),
-        submitted(kind, answer, now): Submitted {
+        submitted(kind, answer, now, call): Submitted {
             const asyncOperation = answer.header("azure-asyncoperation");
             const location = answer.header("location");
             const retryAfterMs = parseRetryAfter(answer.header("retry-after"), now);
@@ -65,7 +65,9 @@ export function azureArmDialect(): Dialect {
             if (kind === "delete") return { kind: "done", view: { state: "succeeded", status: String(answer.status) } };
             const view = provisioningView(answer.body);
             if (view.state === "pending") {
-                const id = stringField(answer.body, "id");
+                // Polled at the URL the write went to: the record's `id` has no api-version, which ARM
+                // requires on every request. [D]
+                const id = call?.path ?? stringField(answer.body, "id");
                 if (id) return { kind: "operation", handle: { kind: RESOURCE, ref: id }, view };
             }
             return { kind: "done", view: { ...view, record: answer.body } };
@@ -103,6 +105,7 @@ export function azureArmDialect(): Dialect {
         // A Location monitor's error status is the operation's failure, not a failed look at it.
         pollsReadErrors: (handle) => handle.kind === LOCATION,
         record: (answer: HttpAnswer) => answer.body,
+        atRest: (record) => provisioningView(record).state !== "pending",
         meaning: armMeaning,
     };
 }

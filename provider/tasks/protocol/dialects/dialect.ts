@@ -121,8 +121,8 @@ export interface Dialect {
     update(target: Target, id: string, body: unknown, token: string | undefined): HttpCall;
     /** The call that deletes the resource with this id. */
     delete(target: Target, id: string): HttpCall;
-    /** What a successful answer to a write means: done, or an operation to follow. */
-    submitted(kind: WriteKind, answer: HttpAnswer, now: number): Submitted;
+    /** What a successful answer to `call`, a write, means: done, or an operation to follow. */
+    submitted(kind: WriteKind, answer: HttpAnswer, now: number, call?: HttpCall): Submitted;
     /** The call that looks at an operation. */
     poll(handle: OperationHandle): HttpCall;
     /**
@@ -132,6 +132,11 @@ export interface Dialect {
     polled(handle: OperationHandle, answer: HttpAnswer, now: number): OperationView;
     /** Whether error answers (4xx) to polls of this handle are the operation's end, not a failed poll. */
     pollsReadErrors(handle: OperationHandle): boolean;
+    /**
+     * Whether a record shows the resource at rest, not in the middle of an operation (ARM's non-terminal
+     * provisioningState): only then are its values the resource's. Absent: always.
+     */
+    atRest?(record: unknown): boolean;
     /** The resource in an answer to `read` (Cloud Control wraps it; most APIs answer it as is). */
     record(answer: HttpAnswer): unknown;
     /** What an error answer means; `body` is its parsed JSON, when there was any. */
