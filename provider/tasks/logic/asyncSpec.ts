@@ -10,12 +10,13 @@ import { cloudControlDialect } from "../protocol/dialects/cloudControl";
 import type { Dialect, Target } from "../protocol/dialects/dialect";
 import { GENERIC_DEFAULTS, type GenericOptions, genericDialect } from "../protocol/dialects/generic";
 import { googleDialect } from "../protocol/dialects/google";
-import { type Locator, parseLocator } from "../protocol/dialects/locator";
+import { HEADER_NAME, type Locator, parseLocator } from "../protocol/dialects/locator";
 import {
     fillPathTemplate,
     ID_PLACEHOLDER,
     type PathTemplate,
     parsePathTemplate,
+    placeholdersOf,
     segmentProblem,
 } from "../protocol/pathTemplate";
 import { isSelectorProblem, parseSelector, type Selector, select } from "../protocol/selector";
@@ -124,14 +125,14 @@ export function resolve(inputs: AsyncResourceInputs, problems: SpecProblem[]): A
     if (Array.isArray(dialect)) problems.push(...dialect);
     const collection = template("collectionPath", inputs.collectionPath, problems);
     const item = template("itemPath", inputs.itemPath, problems);
-    if (item && !placeholders(item).includes(ID_PLACEHOLDER))
+    if (item && !placeholdersOf(item).includes(ID_PLACEHOLDER))
         problems.push({ property: "itemPath", reason: "it must name the item's id as {id}" });
     for (const [property, parsed] of [
         ["collectionPath", collection],
         ["itemPath", item],
     ] as const) {
         if (!parsed) continue;
-        for (const name of placeholders(parsed)) {
+        for (const name of placeholdersOf(parsed)) {
             if (name === ID_PLACEHOLDER) {
                 if (property === "collectionPath")
                     problems.push({ property, reason: "{id} belongs in itemPath, not in the collection's path" });
@@ -234,10 +235,6 @@ function template(property: string, source: string, problems: SpecProblem[]): Pa
     return parsed;
 }
 
-function placeholders(template: PathTemplate): string[] {
-    return template.parts.flatMap((part) => ("placeholder" in part ? [part.placeholder] : []));
-}
-
 function selectorOf(property: string, source: string, problems: SpecProblem[]): Selector | undefined {
     const parsed = parseSelector(source);
     if (isSelectorProblem(parsed)) {
@@ -270,7 +267,7 @@ function genericOptions(given: GenericDialectInputs): GenericOptions | SpecProbl
         return list;
     };
     const header = given.idempotencyHeader ?? GENERIC_DEFAULTS.idempotencyHeader;
-    if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/.test(header) || header.toLowerCase() === "authorization")
+    if (!HEADER_NAME.test(header) || header.toLowerCase() === "authorization")
         problems.push({
             property: "api.generic.idempotencyHeader",
             reason: `${JSON.stringify(header)} is not a header we may set`,

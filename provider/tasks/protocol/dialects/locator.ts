@@ -10,7 +10,8 @@ export type Locator =
     | { readonly from: "header"; readonly name: string }
     | { readonly from: "body"; readonly at: Selector };
 
-const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/;
+/** An HTTP header name (RFC 9110 token), as long as any API needs. */
+export const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/;
 
 /** Parses `code`, `header.<Name>` or `body.<selector>`; a problem says what was expected. */
 export function parseLocator(source: unknown, allowCode: boolean): Locator | { problem: string } {
