@@ -1,12 +1,14 @@
-// Guards issue 18 §2 "clamp hints to a sane floor and ceiling": a task whose suggestedPollingIntervalSeconds
-// is 0.0001, 1e9, negative, a string or null. waitForTask must poll it no more often than once a second
-// (the floor), at least every 5 minutes (the ceiling), by backoff when the hint is no positive number, and
-// never sleep past the deadline. Counted over 10 virtual minutes (FakeTime) against a node:http server on
-// port 0 whose task never ends, until a cap far above every bound (so an old client still ends).
+// Guards issue 18 §2 "clamp hints to a sane floor and ceiling": a GreenLake operation whose
+// suggestedPollingIntervalSeconds is 0.0001, 1e9, negative, a string or null. followOperation, reading it
+// through the greenlake dialect, must poll it no more often than once a second (the floor), at least every
+// 5 minutes (the ceiling), by backoff when the hint is no positive number, and never sleep past the
+// deadline. Counted over 10 virtual minutes (FakeTime) against a node:http server on port 0 whose
+// operation never ends, until a cap far above every bound (so an old client still ends).
 
 import { strict as assert } from "node:assert";
 import { inspect } from "node:util";
 import { seededRandom } from "../../../provider/shared/random";
+import { followOperation } from "../../../provider/tasks/client/followOperation";
 import {
     backoffBand,
     DEFAULT_POLL_SCHEDULE,
@@ -14,8 +16,8 @@ import {
     HINT_FLOOR_MS,
 } from "../../../provider/tasks/client/pollSchedule";
 import { TaskApiClient } from "../../../provider/tasks/client/taskApiClient";
-import { waitForTask } from "../../../provider/tasks/client/waitForTask";
-import { TaskDeadlineError } from "../../../provider/tasks/errors/taskDeadlineError";
+import { OperationWaitError } from "../../../provider/tasks/errors/operationWaitError";
+import { greenlakeDialect } from "../../../provider/tasks/protocol/dialects/greenlake";
 import { ASYNC_OPERATIONS_PATH } from "../../../provider/tasks/protocol/wire";
 import { closeHostileApis, hostileApi, json, operation } from "../io/hostileApi";
 import { FakeTime, REQUEST_TIMEOUT_MS, rejection, START, TOKEN } from "./support";
@@ -73,9 +75,11 @@ describe("a task's suggested polling interval is clamped (issue 18 §2)", () => 
                 assert.ok(ms <= deadline - time.now + 1e-6, `slept ${ms} ms with ${deadline - time.now} ms left`);
             };
             const error = await rejection(
-                waitForTask({
+                followOperation({
                     client,
-                    taskUri: `${api.url}${ASYNC_OPERATIONS_PATH}/t1`,
+                    dialect: greenlakeDialect(),
+                    handle: { kind: "greenlake-operation", ref: "t1" },
+                    what: "the create of datastore ds19",
                     startedAt: START,
                     deadline,
                     clock: time.clock,
@@ -84,7 +88,15 @@ describe("a task's suggested polling interval is clamped (issue 18 §2)", () => 
                     schedule: DEFAULT_POLL_SCHEDULE,
                 }),
             );
-            assert.ok(error instanceof TaskDeadlineError, inspect(error));
+            assert.ok(error instanceof OperationWaitError, inspect(error));
+            assert.equal(error.stop, "deadline");
+            // Every look went to the operation asked for, on the API's origin.
+            assert.ok(
+                api.received.every(
+                    (request) => request.method === "GET" && request.url === `${ASYNC_OPERATIONS_PATH}/t1`,
+                ),
+                inspect(api.received.slice(0, 3)),
+            );
             assert.ok(polls <= bound, `${polls} polls; the bound is ${bound}`);
             // Every wait but the last (clamped to the deadline) keeps to the hint's bounds.
             const between = pollWaits.slice(0, -1);
