@@ -20,7 +20,6 @@ import { AsyncResourceProvider } from "./tasks/asyncResourceProvider";
 import { TaskApiClient } from "./tasks/client/taskApiClient";
 import { DatastoreProvider } from "./tasks/datastoreProvider";
 import { TaskApiConfigError } from "./tasks/errors/taskApiConfigError";
-import { DatastoreApi } from "./tasks/io/datastoreApi";
 import { processContext, type TaskProcessContext } from "./tasks/processContext";
 
 const DEFAULT_LOCK_TIMEOUT_MS = 30_000;
@@ -69,7 +68,7 @@ function datastoreProvider(context: TaskProcessContext, env: NodeJS.ProcessEnv):
         const { url, token, schedule, requestTimeoutMs } = settings;
         if (!url) throw new TaskApiConfigError("url");
         if (!token) throw new TaskApiConfigError("token");
-        const client = new TaskApiClient({
+        return new TaskApiClient({
             baseUrl: url,
             token,
             clock: context.clock,
@@ -78,7 +77,6 @@ function datastoreProvider(context: TaskProcessContext, env: NodeJS.ProcessEnv):
             schedule,
             ...(requestTimeoutMs ? { requestTimeoutMs } : {}),
         });
-        return new DatastoreApi(client);
     });
 }
 

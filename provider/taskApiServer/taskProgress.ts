@@ -1,5 +1,5 @@
 // How a task advances, and how it reads as an async operation. Pure: a task record and a time in, a
-// task record or its JSON out. A task is QUEUED for the first 10% of its plan, RUNNING until the end,
+// task record or its JSON out. A task is INITIALIZED for the first 10% of its plan, RUNNING until the end,
 // then SUCCEEDED or FAILED (its failure is decided when it is created).
 
 import {
@@ -14,8 +14,8 @@ import {
 } from "../tasks/protocol/wire";
 import type { TaskKind, TaskRecord } from "./records";
 
-/** The share of a task spent QUEUED. */
-export const QUEUED_FRACTION = 0.1;
+/** The share of a task spent INITIALIZED. */
+export const INITIALIZED_FRACTION = 0.1;
 /** The share at which the log says the task is half done. */
 export const HALFWAY_FRACTION = 0.5;
 
@@ -39,7 +39,7 @@ export function advanceTask(task: TaskRecord, nowMs: number): TaskRecord {
     const fraction = fractionDone(task, nowMs);
     const at = (threshold: number): number =>
         "durationMs" in task.plan ? task.createdAtMs + Math.round(threshold * task.plan.durationMs) : nowMs;
-    const startedAtMs = task.startedAtMs ?? (fraction >= QUEUED_FRACTION ? at(QUEUED_FRACTION) : undefined);
+    const startedAtMs = task.startedAtMs ?? (fraction >= INITIALIZED_FRACTION ? at(INITIALIZED_FRACTION) : undefined);
     const halfwayAtMs = task.halfwayAtMs ?? (fraction >= HALFWAY_FRACTION ? at(HALFWAY_FRACTION) : undefined);
     const endedAtMs = fraction >= 1 ? at(1) : undefined;
     if (startedAtMs === task.startedAtMs && halfwayAtMs === task.halfwayAtMs && endedAtMs === undefined) return task;
@@ -54,7 +54,7 @@ export function advanceTask(task: TaskRecord, nowMs: number): TaskRecord {
 /** The task's state from its milestones. */
 export function taskState(task: TaskRecord): TaskState {
     if (task.endedAtMs !== undefined) return task.failure ? "FAILED" : "SUCCEEDED";
-    return task.startedAtMs !== undefined ? "RUNNING" : "QUEUED";
+    return task.startedAtMs !== undefined ? "RUNNING" : "INITIALIZED";
 }
 
 /** "Create datastore ds19". */
@@ -71,10 +71,10 @@ export function operationJson(
 ): AsyncOperation {
     const state = taskState(task);
     const progressPercent =
-        state === "QUEUED"
+        state === "INITIALIZED"
             ? 0
             : state === "RUNNING"
-              ? clamp(Math.floor(fractionDone(task, nowMs) * 100), QUEUED_FRACTION * 100, 99)
+              ? clamp(Math.floor(fractionDone(task, nowMs) * 100), INITIALIZED_FRACTION * 100, 99)
               : 100;
     const log = logOf(task);
     const updatedAtMs = Math.max(task.createdAtMs, ...log.map((entry) => entry.atMs));

@@ -19,8 +19,8 @@ import type { DialectName } from "./protocol/dialects/dialect";
 export interface AsyncApiArgs {
     /** The API's origin, such as `https://api.example.com` (a base path goes in the path templates). Requests never leave that origin. */
     url: pulumi.Input<string>;
-    /** generic, azure-arm, azure, google or aws-cloudcontrol. */
-    dialect: pulumi.Input<Exclude<DialectName, "greenlake">>;
+    /** generic, greenlake (HPE GreenLake data services), azure-arm, azure, google or aws-cloudcontrol. */
+    dialect: pulumi.Input<DialectName>;
     /** The stack config key holding the bearer token, read by the provider (`widgets:token`); set it as a secret. */
     tokenConfig?: pulumi.Input<string>;
     /** The environment variable holding the token when the config key is not set (`WIDGETS_TOKEN`). */

@@ -31,7 +31,7 @@ export interface GenericDialectInputs {
 export interface ApiInputs {
     /** The API's origin, such as `https://api.example.com` (a base path goes in the path templates). Requests never leave it. */
     url: string;
-    /** How writes are followed: generic, azure-arm, azure, google or aws-cloudcontrol. */
+    /** How writes are followed: generic, greenlake, azure-arm, azure, google or aws-cloudcontrol. */
     dialect: DialectName;
     /** The stack config key that holds the bearer token (`widgets:token`); read in the provider process. */
     tokenConfig?: string;

@@ -1,53 +1,49 @@
-// The Datastore resource provider: glue from each engine operation to DatastoreLifecycle (io/), which
-// makes these task API calls:
+// The Datastore resource provider: a definition on the async engine (io/asyncLifecycle.ts) in the
+// GreenLake dialect (logic/datastoreSpec.ts), keeping the state shape programs and stacks know:
 //
 //   check  -> checkDatastore: validate and normalize (no I/O)
 //   diff   -> diffDatastore: the natural key and type replace, size grows in place, taint replaces
-//   create -> GET by natural key (found, and no createToken: adopt when asked, else DatastoreExistsError);
-//             POST (Idempotency-Key from createToken, one key after another while a key proves spent),
-//             follow the task, take what it made from its associatedResources and GET that by id: full
-//             state. 409: adopt when asked, else DatastoreExistsError saying how. Task failed or
-//             deadline passed: partial state, tainted. Outcome unknown (no answer, 5xx) or Ctrl-C:
-//             partial state, not tainted, which the next up resumes (replaying the key, or the task).
-//   read   -> GET by natural key (within timeouts.read, 5m by default): none -> gone from state;
-//             several -> error; one -> refreshed. A listed record that does not match the whole natural
-//             key is a contract error, never taken (so neither is it adopted nor deleted).
-//   update -> untaint: GET by natural key; found -> full state; none -> created again; error -> stays
-//             partial. Size: a PATCH task. A resize of unknown outcome is recorded, and the next up waits.
-//   delete -> DELETE task, after any task of ours still running on it; 404 is success. A task that
-//             succeeds is confirmed by GET (404); a datastore still there fails the delete, so the engine
-//             keeps it in state (DatastoreDeleteUnconfirmedError).
+//   create -> the engine's create: looked up by natural key first; POSTed with the createToken's key
+//             chain; the task followed; what it made read back and checked to be this datastore.
+//   read   -> looked up by natural key: gone, refreshed, or (in ERROR) tainted.
+//   update -> a pending create resumed, untaint, or a resize (PATCH {sizeInBytes}).
+//   delete -> after any task of ours still running on it; confirmed by the API no longer having it.
+// Every failure after a request that may have made something is partial state in the Datastore's shape.
 
 import type * as dynamic from "@pulumi/pulumi/dynamic";
+import type { TaskApiClient } from "./client/taskApiClient";
 import { type DatastoreInputs, type DatastoreOutputs, describeDatastore, type NaturalKey } from "./datastoreSchema";
-import type { DatastoreApi } from "./io/datastoreApi";
-import { DatastoreLifecycle } from "./io/datastoreLifecycle";
+import { PartialStateError } from "./errors/partialStateError";
+import { AsyncApi } from "./io/asyncApi";
+import { AsyncLifecycle } from "./io/asyncLifecycle";
 import { checkDatastore } from "./logic/datastoreCheck";
 import { diffDatastore } from "./logic/datastoreDiff";
-import { keyOf, type RawInputs } from "./logic/datastoreState";
+import { datastoreSpec, datastoreState, engineInputs, engineState } from "./logic/datastoreSpec";
+import { keyOf, naturalKeyOf, type RawInputs } from "./logic/datastoreState";
 import { namedFailure } from "./logic/operationErrors";
 import type { TaskProcessContext } from "./processContext";
 import { settingsFrom, type TaskApiSettings } from "./taskApiSettings";
 
-/** Implements `pulumi-nodejs:dynamic/tasks:Datastore`: glue between the engine and DatastoreLifecycle. */
+/** Implements `pulumi-nodejs:dynamic/tasks:Datastore`. */
 export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInputs, DatastoreOutputs> {
     private settings: TaskApiSettings;
-    private operations: DatastoreLifecycle | undefined;
+    private client: TaskApiClient | undefined;
 
     /** `connect` builds the task API client once the settings are known (see runtime.ts). */
     constructor(
         private readonly context: TaskProcessContext,
         private readonly env: NodeJS.ProcessEnv,
-        private readonly connect: (settings: TaskApiSettings) => DatastoreApi,
+        private readonly connect: (settings: TaskApiSettings) => TaskApiClient,
     ) {
         this.settings = settingsFrom(undefined, env);
     }
 
     async configure(request: dynamic.ConfigureRequest): Promise<void> {
         this.settings = settingsFrom(request, this.env);
-        this.operations = undefined;
+        this.client = undefined;
     }
 
+    /** Validates and normalizes the inputs; every failure names its field. */
     async check(olds: DatastoreInputs, news: DatastoreInputs): Promise<dynamic.CheckResult<DatastoreInputs>> {
         const { inputs, failures } = checkDatastore(olds, { ...news });
         return { inputs, failures };
@@ -57,69 +53,101 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
         return diffDatastore(olds, news);
     }
 
+    /** Creates the datastore; if this fails, what may exist is recorded as partial state, never forgotten. */
     create(inputs: DatastoreInputs): Promise<dynamic.CreateResult<DatastoreOutputs>> {
         return this.context.track(
-            this.named(
-                "create",
-                () => inputs,
-                () => this.lifecycle().create(inputs as RawInputs),
-            ),
+            this.run("create", naturalKeyOf(inputs), async (lifecycle, lastTask) => {
+                const { id, outs } = await lifecycle.create(engineInputs(inputs as RawInputs));
+                return { id, outs: datastoreState(outs as unknown as Record<string, unknown>, lastTask()) };
+            }),
         );
     }
 
-    read(id: string, props?: DatastoreOutputs): Promise<dynamic.ReadResult<DatastoreOutputs>> {
-        return this.named(
-            "read",
-            () => keyOf(id, props),
-            () => this.lifecycle().read(id, props),
-        );
+    /** Reads the datastore with the natural key as the API has it now; nothing when it is gone. */
+    async read(id: string, props?: DatastoreOutputs): Promise<dynamic.ReadResult<DatastoreOutputs>> {
+        const key = keyOf(id, props);
+        const known = props?.name ? props : ({ ...key, adopt: false, untaint: false } as unknown as DatastoreOutputs);
+        return this.run("read", key, async (lifecycle, lastTask) => {
+            const read = await lifecycle.read(engineState(known as DatastoreOutputs & Record<string, unknown>));
+            if (!read) return {};
+            return { id: read.id, props: datastoreState(read.props as unknown as Record<string, unknown>, lastTask()) };
+        });
     }
 
+    /** Resizes, untaints or resumes the datastore; if this fails, the state on record stays true. */
     update(
         _id: string,
         olds: DatastoreOutputs,
         news: DatastoreInputs,
     ): Promise<dynamic.UpdateResult<DatastoreOutputs>> {
         return this.context.track(
-            this.named(
-                "update",
-                () => news,
-                () => this.lifecycle().update(olds, news as RawInputs),
-            ),
+            this.run("update", naturalKeyOf(news), async (lifecycle, lastTask) => {
+                const { outs } = await lifecycle.update(
+                    engineState(olds as DatastoreOutputs & Record<string, unknown>),
+                    engineInputs(news as RawInputs),
+                );
+                return { outs: datastoreState(outs as unknown as Record<string, unknown>, lastTask()) };
+            }),
         );
     }
 
+    /** Deletes the datastore; if this fails, it stays in the stack's state. */
     delete(id: string, props: DatastoreOutputs): Promise<void> {
         return this.context.track(
-            this.named(
-                "delete",
-                () => keyOf(id, props),
-                () => this.lifecycle().delete(id, props),
+            this.run("delete", keyOf(id, props), (lifecycle) =>
+                lifecycle.delete(engineState(props as DatastoreOutputs & Record<string, unknown>)),
             ),
         );
     }
 
-    /** Runs an operation; whatever it fails with names its datastore (when the key can be told) and is a LifecycleError. */
-    private async named<T>(
+    /**
+     * Runs an operation on the engine, with the task it last followed at hand; whatever it fails with
+     * names its datastore and is a LifecycleError, and partial state is in the Datastore's shape.
+     */
+    private async run<T>(
         operation: "create" | "read" | "update" | "delete",
-        key: () => NaturalKey,
-        work: () => Promise<T>,
+        key: NaturalKey,
+        work: (lifecycle: AsyncLifecycle, lastTask: () => string | undefined) => Promise<T>,
     ): Promise<T> {
+        let lastTask: string | undefined;
+        const lifecycle = new AsyncLifecycle(
+            () =>
+                new AsyncApi(datastoreSpec(key), this.api(), this.context, this.settings.schedule, (handle) => {
+                    lastTask = handle.ref;
+                }),
+            this.context.clock,
+            this.context.sleep,
+            this.context.signal,
+            this.context.report,
+            this.settings.schedule,
+        );
         try {
-            return await work();
+            return await work(lifecycle, () => lastTask);
         } catch (error) {
-            let known: NaturalKey;
-            try {
-                known = key();
-            } catch {
-                throw error;
-            }
-            throw namedFailure(error, describeDatastore(known), known.name, operation);
+            const failure =
+                error instanceof PartialStateError
+                    ? new PartialStateError(
+                          error.message,
+                          error.id,
+                          withProvider(datastoreState(error.properties, lastTask), error.properties.__provider),
+                          error.reasons,
+                      )
+                    : error;
+            throw namedFailure(failure, describeDatastore(key), key.name, operation);
         }
     }
 
-    private lifecycle(): DatastoreLifecycle {
-        this.operations ??= new DatastoreLifecycle(this.connect(this.settings), this.context, this.settings.schedule);
-        return this.operations;
+    private api(): TaskApiClient {
+        this.client ??= this.connect(this.settings);
+        return this.client;
     }
+}
+
+/** Partial state must carry `__provider`, or later operations on the resource cannot run; undefined values cannot be encoded. */
+function withProvider(state: DatastoreOutputs, provider: unknown): Record<string, unknown> {
+    const properties: Record<string, unknown> = {
+        ...state,
+        ...(provider === undefined ? {} : { __provider: provider }),
+    };
+    return Object.fromEntries(Object.entries(properties).filter(([, value]) => value !== undefined));
 }

@@ -43,6 +43,11 @@ export interface DatastoreOutputs extends DatastoreInputs {
     tainted: boolean;
     /** Why it is tainted. */
     taintReason?: string;
+    /**
+     * The key a create of unknown outcome was sent with when the program gave no createToken: the next
+     * up, or a delete, replays it, so what that create made is found even before a lookup shows it.
+     */
+    createKey?: string;
 }
 
 /** Resource type token module and name: `pulumi-nodejs:dynamic/tasks:Datastore`. */

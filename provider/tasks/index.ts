@@ -16,23 +16,24 @@ export { CreateOutcomeUnknownError } from "./errors/createOutcomeUnknownError";
 export { CreateTokenSpentError } from "./errors/createTokenSpentError";
 export { CrossOriginError } from "./errors/crossOriginError";
 export { DatastoreAdoptMismatchError } from "./errors/datastoreAdoptMismatchError";
-export { DatastoreDeleteUnconfirmedError } from "./errors/datastoreDeleteUnconfirmedError";
-export { DatastoreExistsError } from "./errors/datastoreExistsError";
 export { DatastoreIdError } from "./errors/datastoreIdError";
-export { DatastoreMissingError } from "./errors/datastoreMissingError";
 export { DatastoreOperationError } from "./errors/datastoreOperationError";
-export { DeleteUnconfirmedError } from "./errors/deleteUnconfirmedError";
+/** @deprecated Use DeleteUnconfirmedError. */
+export {
+    DeleteUnconfirmedError,
+    DeleteUnconfirmedError as DatastoreDeleteUnconfirmedError,
+} from "./errors/deleteUnconfirmedError";
 export { MalformedResponseError } from "./errors/malformedResponseError";
 export { OperationFailedError } from "./errors/operationFailedError";
 export { OperationWaitError } from "./errors/operationWaitError";
-export { ResourceExistsError } from "./errors/resourceExistsError";
-export { ResourceMissingError } from "./errors/resourceMissingError";
+// The Datastore's own names for the engine's errors, from before it ran on the engine (kept so programs
+// that catch them keep working; the engine's names are the ones to use).
+/** @deprecated Use ResourceExistsError: the Datastore is a resource of the async engine. */
+export { ResourceExistsError, ResourceExistsError as DatastoreExistsError } from "./errors/resourceExistsError";
+/** @deprecated Use ResourceMissingError. */
+export { ResourceMissingError, ResourceMissingError as DatastoreMissingError } from "./errors/resourceMissingError";
 export { TaskApiConfigError } from "./errors/taskApiConfigError";
 export { TaskApiContractError } from "./errors/taskApiContractError";
 export { TaskApiError } from "./errors/taskApiError";
 export { TaskApiUnreachableError } from "./errors/taskApiUnreachableError";
-export { TaskDeadlineError } from "./errors/taskDeadlineError";
-export { TaskFailedError } from "./errors/taskFailedError";
-export { TaskInterruptedError } from "./errors/taskInterruptedError";
-export { TaskPollingError } from "./errors/taskPollingError";
 export type { DatastoreState, DatastoreType } from "./protocol/wire";

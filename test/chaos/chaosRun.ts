@@ -15,7 +15,6 @@ import { TaskApiClient } from "../../provider/tasks/client/taskApiClient";
 import { DatastoreProvider } from "../../provider/tasks/datastoreProvider";
 import type { NaturalKey } from "../../provider/tasks/datastoreSchema";
 import { TaskApiConfigError } from "../../provider/tasks/errors/taskApiConfigError";
-import { DatastoreApi } from "../../provider/tasks/io/datastoreApi";
 import type { TaskProcessContext } from "../../provider/tasks/processContext";
 import { DATASTORES_PATH, type DatastoreRecord } from "../../provider/tasks/protocol/wire";
 import {
@@ -416,7 +415,7 @@ class ChaosRun implements OperationRunner {
             const { url, token, schedule, requestTimeoutMs } = configured;
             if (!url) throw new TaskApiConfigError("url");
             if (!token) throw new TaskApiConfigError("token");
-            const client = new TaskApiClient({
+            return new TaskApiClient({
                 baseUrl: url,
                 token,
                 clock: time.clock,
@@ -427,7 +426,6 @@ class ChaosRun implements OperationRunner {
                 fetch: taggedFetch,
                 ...(requestTimeoutMs ? { requestTimeoutMs } : {}),
             });
-            return new DatastoreApi(client);
         });
     }
 

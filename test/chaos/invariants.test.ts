@@ -4,7 +4,7 @@
 import { strict as assert } from "node:assert";
 import { newDatastoreRecord } from "../../provider/taskApiServer/datastoreRecord";
 import { CrossOriginError } from "../../provider/tasks/errors/crossOriginError";
-import { DatastoreExistsError } from "../../provider/tasks/errors/datastoreExistsError";
+import { ResourceExistsError } from "../../provider/tasks/errors/resourceExistsError";
 import { ASYNC_OPERATIONS_PATH, DATASTORES_PATH, type DatastoreRecord } from "../../provider/tasks/protocol/wire";
 import type { StateEntry } from "./engine";
 import { errorProblems, finalStateChecks, namesDatastore, requestProblem, secretsIn, targetId } from "./invariants";
@@ -15,6 +15,11 @@ const KEY = {
     clusterId: "5eed0001-0000-4000-8000-000000000001",
     name: "alpha",
 };
+
+/** What the Datastore's existsDetail says of a record (logic/datastoreSpec.ts). */
+function detailOf(found: DatastoreRecord): string {
+    return `${found.state}, ${found.capacityInBytes} bytes ${found.datastoreType}`;
+}
 
 function record(name: string, clusterId: string, id = ID): DatastoreRecord {
     return {
@@ -93,11 +98,13 @@ describe("chaos suite: the invariants' own checks", () => {
         const leak = new CrossOriginError('http://u:tok-SECRET@h/x for datastore "alpha"', "http://h");
         assert.deepEqual(errorProblems(leak, KEY, secrets, []), ["the message carries the token"]);
         const theirs = record("zulu", "5eed0002-0000-4000-8000-000000000002");
-        const exists = new DatastoreExistsError('datastore "alpha"', theirs, false);
+        const exists = new ResourceExistsError('datastore "alpha"', theirs.id, false, detailOf(theirs));
         assert.match(errorProblems(exists, KEY, secrets, [theirs]).join(), /names .* \(zulu in cluster 5eed0002/);
         const ours = record("alpha", KEY.clusterId);
         assert.deepEqual(
-            errorProblems(new DatastoreExistsError('datastore "alpha"', ours, true), KEY, secrets, [ours]),
+            errorProblems(new ResourceExistsError('datastore "alpha"', ours.id, true, detailOf(ours)), KEY, secrets, [
+                ours,
+            ]),
             [],
         );
     });

@@ -107,7 +107,7 @@ export function errorProblems(
     for (const secret of secretsIn(message, secrets)) problems.push(`the message carries the ${secret}`);
     // A refusal (exists, cannot adopt) must be about a datastore with this natural key.
     const name = (error as { name?: unknown } | undefined)?.name;
-    if (name === "DatastoreExistsError" || name === "DatastoreAdoptMismatchError") {
+    if (name === "ResourceExistsError" || name === "DatastoreAdoptMismatchError") {
         for (const record of truth) {
             if (message.includes(record.id) && !hasKey(record, key)) {
                 problems.push(

@@ -123,7 +123,7 @@ describe("seed 003 flows for tasks.Datastore, through programs", () => {
         );
     });
 
-    it("updates a partial datastore on the next up even though Diff sees no change (init errors force it)", async () => {
+    it("updates a partial datastore on the next up: Diff marks the unresolved create a change (init errors force it too)", async () => {
         // Reading back the datastore the task names fails, so the create is partial but not tainted.
         api.addFault({ match: { method: "GET", path: `${DATASTORES_PATH}/` }, times: 100, fault: { status: 500 } });
         const partial = await harness.up({ program: program() });
@@ -131,21 +131,25 @@ describe("seed 003 flows for tasks.Datastore, through programs", () => {
         assert.equal(partial.ok, false);
         assert.deepEqual(callsOf(partial), ["Check", "Create (partial)"]);
         assert.equal(datastoreState(partial)?.outputs.tainted, false);
-        assert.match(String(datastoreState(partial)?.initErrors), /ended SUCCEEDED, but reading its datastore failed/);
+        assert.match(String(datastoreState(partial)?.initErrors), /ended succeeded, but reading what it made failed/);
 
         const healed = await harness.up({ program: program() });
         assert.ok(healed.ok, healed.plan);
         assert.deepEqual(callsOf(healed), ["Check", "Diff", "Update"]);
-        assert.equal(healed.calls[1]?.changes, "none", "Diff saw no change: the init errors forced the update");
+        assert.equal(
+            healed.calls[1]?.changes,
+            "some",
+            "a create not resolved yet is a change: a refresh clearing the init errors cannot strand it",
+        );
         assert.equal(datastoreState(healed)?.initErrors, undefined);
         assert.equal(healed.outputs.datastoreId, api.datastores()[0]?.id);
         assert.equal(api.datastores().length, 1);
     });
 
     it("a pending create whose task failed since: refresh records it tainted, and the next up replaces it", async () => {
-        // The POST's answer is lost (a gateway's 502 after the API acted): a pending create, not tainted.
+        // The POST's answers are lost (a gateway's 502 after the API acted): a pending create, not tainted.
         api.addFault({ match: { method: "POST" }, fault: { task: { fails: "no space on the array" } } });
-        const gateway = await losingFirstPost(api);
+        const gateway = await losingPostAnswers(api);
         try {
             const through = new Harness({
                 projectDir: project.dir,
@@ -160,6 +164,7 @@ describe("seed 003 flows for tasks.Datastore, through programs", () => {
             assert.deepEqual(callsOf(pending), ["Check", "Create (partial)"]);
             assert.equal(datastoreState(pending)?.outputs.tainted, false);
             assert.equal(datastoreState(pending)?.outputs.datastoreId, undefined);
+            gateway.stopLosing();
             await finishTask(api, gateway.taskLocation());
             const broken = api.datastores()[0];
             assert.equal(broken?.state, "ERROR");
@@ -271,7 +276,7 @@ describe("seed 003 flows for tasks.Datastore, through programs", () => {
             assert.deepEqual(callsOf(kept), ["Delete (failed)"]);
             assert.match(
                 kept.errors.map((e) => e.message).join("\n"),
-                /the API reported the delete task lie-1 succeeded, but the datastore still exists \(state OK\)\. It stays in the stack's state/,
+                /the API said the delete \(operation lie-1\) ended well, but the resource still exists\. It stays in the stack's state/,
             );
             assert.equal(datastoreState(kept)?.outputs.datastoreId, api.datastores()[0]?.id, "still in the stack");
             assert.equal(api.datastores().length, 1);
@@ -373,10 +378,11 @@ async function lyingAboutDeletes(
  * A gateway in front of the task API server that forwards every request, but answers the first POST 502
  * after the API acted on it (its upstream went away), keeping the task's Location it did not pass on.
  */
-async function losingFirstPost(
+async function losingPostAnswers(
     api: TaskApiServer,
-): Promise<{ url: string; taskLocation(): string; close(): Promise<void> }> {
+): Promise<{ url: string; taskLocation(): string; stopLosing(): void; close(): Promise<void> }> {
     let location: string | undefined;
+    let losing = true;
     const server = createServer(async (request, response) => {
         const chunks: Buffer[] = [];
         for await (const chunk of request) chunks.push(chunk as Buffer);
@@ -391,8 +397,10 @@ async function losingFirstPost(
             ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}),
         });
         const body = Buffer.from(await forwarded.arrayBuffer());
-        if (request.method === "POST" && location === undefined) {
-            location = forwarded.headers.get("location") ?? "";
+        // Every answer to a POST is lost: its retries (with the key the engine sends) are replayed by the
+        // API and lost again, so the create's outcome stays unknown.
+        if (request.method === "POST" && losing) {
+            location ??= forwarded.headers.get("location") ?? "";
             response.writeHead(502, { "content-type": "application/json" });
             response.end(JSON.stringify({ error: "bad_gateway", message: "upstream went away" }));
             return;
@@ -412,6 +420,9 @@ async function losingFirstPost(
         taskLocation: () => {
             assert.ok(location, "no POST reached the gateway");
             return location;
+        },
+        stopLosing: () => {
+            losing = false;
         },
         close: async () => {
             server.closeAllConnections();

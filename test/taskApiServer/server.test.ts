@@ -255,7 +255,7 @@ describe("task API server", () => {
                 id: op.id,
                 type: "task",
                 name: "Create datastore ds19",
-                state: "QUEUED",
+                state: "INITIALIZED",
                 progressPercent: 0,
                 associatedResources: [
                     { type: "virtualization/datastore", resourceUri: `${DATASTORES}/${datastoreIdOf(op)}` },
@@ -823,7 +823,7 @@ describe("task API server", () => {
     });
 
     describe("task progression on the injected clock", () => {
-        it("is QUEUED for 10%, RUNNING with rising progress, then SUCCEEDED at its duration", async () => {
+        it("is INITIALIZED for 10%, RUNNING with rising progress, then SUCCEEDED at its duration", async () => {
             const location = await create(server);
             const seen: [number, string, number][] = [];
             for (const step of [0, 199, 1, 300, 500, 500, 499, 1]) {
@@ -832,8 +832,8 @@ describe("task API server", () => {
                 seen.push([server.now() - START, op.state, op.progressPercent]);
             }
             assert.deepEqual(seen, [
-                [0, "QUEUED", 0],
-                [199, "QUEUED", 0],
+                [0, "INITIALIZED", 0],
+                [199, "INITIALIZED", 0],
                 [200, "RUNNING", 10],
                 [500, "RUNNING", 25],
                 [1000, "RUNNING", 50],
@@ -899,7 +899,7 @@ describe("task API server", () => {
                 const op = await operation(server, location);
                 states.push(`${op.state} ${op.progressPercent}`);
             }
-            assert.deepEqual(states, ["QUEUED 0", "RUNNING 25", "RUNNING 50", "SUCCEEDED 100", "SUCCEEDED 100"]);
+            assert.deepEqual(states, ["INITIALIZED 0", "RUNNING 25", "RUNNING 50", "SUCCEEDED 100", "SUCCEEDED 100"]);
             server.advanceClock(1_000_000);
             assert.equal((await operation(server, location)).state, "SUCCEEDED");
         });
@@ -910,7 +910,11 @@ describe("task API server", () => {
             server.advanceClock(1_000_000);
             const id = server.datastores()[0]?.id ?? "";
             for (let read = 0; read < 3; read++) assert.equal((await datastore(server, id)).state, "CREATING");
-            assert.equal(server.operation(location.split("/").pop() ?? "")?.state, "QUEUED", "peeking does not poll");
+            assert.equal(
+                server.operation(location.split("/").pop() ?? "")?.state,
+                "INITIALIZED",
+                "peeking does not poll",
+            );
             assert.equal((await operation(server, location)).state, "SUCCEEDED");
             assert.equal((await datastore(server, id)).state, "OK");
         });
@@ -981,7 +985,11 @@ describe("task API server", () => {
             assert.equal((await operation(server, slow)).state, "RUNNING");
             server.advanceClock(1);
             assert.equal((await operation(server, slow)).state, "SUCCEEDED");
-            assert.equal((await operation(server, polled)).state, "QUEUED", "the clock does not end a polled task");
+            assert.equal(
+                (await operation(server, polled)).state,
+                "INITIALIZED",
+                "the clock does not end a polled task",
+            );
             const failed = await operation(server, polled);
             assert.equal(failed.state, "FAILED");
             assert.deepEqual(failed.error, { errorCode: "INJECTED_FAILURE", message: "late failure" });
@@ -1134,7 +1142,7 @@ describe("task API server", () => {
             assert.equal(server.faults()[0]?.remaining, 2, "the POST did not use it");
             assert.equal((await operation(server, location)).state, "PAUSED");
             assert.equal((await operation(server, location)).state, "PAUSED");
-            assert.equal((await operation(server, location)).state, "QUEUED");
+            assert.equal((await operation(server, location)).state, "INITIALIZED");
         });
 
         it("applies a task fault only to requests that create a task", async () => {

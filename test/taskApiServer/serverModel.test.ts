@@ -1,4 +1,4 @@
-// Guards the task API server's pure models: task progression (QUEUED for the first 10%, RUNNING with
+// Guards the task API server's pure models: task progression (INITIALIZED for the first 10%, RUNNING with
 // rising progress, then ended; by time or by polls; milestones dated when they were reached), the fault
 // rules (oldest applicable rule first, used up after `times`), the token bucket of the rate limit and the
 // seeded random numbers of simulated failures. No server, no clock.

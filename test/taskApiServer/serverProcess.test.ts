@@ -378,7 +378,7 @@ describe("task API server across processes", () => {
             assert.match(polled.stderr(), /tasks end on their poll number 2/);
             const created = await call(polled.url, "t", "POST", DATASTORES, { body: createRequest("a") });
             const first = (await call(polled.url, "t", "GET", created.location ?? "")).json as AsyncOperation;
-            assert.equal(first.state, "QUEUED");
+            assert.equal(first.state, "INITIALIZED");
             assert.equal(first.suggestedPollingIntervalSeconds, 3);
             assert.equal(
                 ((await call(polled.url, "t", "GET", created.location ?? "")).json as AsyncOperation).state,

@@ -69,7 +69,7 @@ describe("tasks.Datastore through the provider process, against a task API that 
         const error = await failure(f.provider.delete(URN, datastoreId("ds19"), state));
         assert.match(
             error.details,
-            /the API reported the delete task t-del succeeded, but the datastore still exists \(state OK\)\. It stays in the stack's state\./,
+            /the API said the delete \(operation t-del\) ended well, but the resource still exists\. It stays in the stack's state;/,
         );
         assert.equal(error.initFailure, undefined);
     });

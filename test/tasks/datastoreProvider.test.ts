@@ -94,16 +94,34 @@ describe("tasks.Datastore through the provider process (seed 003)", () => {
                 assertNoToken(properties);
             });
 
-            it("POST answered 500 (outcome unknown): partial state without a datastore id; the next up creates it", async () => {
+            it("POST answered 500 once: sent again with the key it went with; one datastore, nothing partial", async () => {
                 f.api.addFault({ match: { method: "POST", path: DATASTORES_PATH }, fault: { status: 500 } });
+                const { properties } = await f.create("ds19");
+                assert.equal(properties.state, "OK");
+                const posts = f.api.requests().filter((r) => r.method === "POST");
+                assert.deepEqual(
+                    posts.map((r) => r.status),
+                    [500, 202],
+                );
+                assert.equal(
+                    posts[0]?.idempotencyKey,
+                    posts[1]?.idempotencyKey,
+                    "one key: a replay, never a second create",
+                );
+                assert.equal(f.api.datastores().length, 1);
+            });
+
+            it("POST answered 500 every time (outcome unknown): partial state without a datastore id; the next up creates it", async () => {
+                f.api.addFault({ match: { method: "POST", path: DATASTORES_PATH }, times: 50, fault: { status: 500 } });
                 const error = await failure(f.create("ds19"));
                 const partial = error.initFailure;
                 assert.ok(partial, "recorded: the server may have made it");
                 assert.equal(partial.properties.datastoreId, undefined);
                 assert.equal(partial.properties.tainted, false);
                 assert.match(error.details, /answered POST \/virtualization\/v1beta1\/datastores with 500/);
-                assert.match(error.details, /outcome is unknown .* the next `pulumi up` finds it by its name/);
+                assert.match(error.details, /outcome is unknown .* the next `pulumi up` finds it by its natural key/);
                 assert.equal(f.api.datastores().length, 0);
+                f.api.clearFaults();
                 const { properties } = await f.update("ds19", partial.properties, {});
                 assert.equal(properties.state, "OK");
                 assert.equal(properties.datastoreId, f.api.datastores()[0]?.id);
@@ -128,7 +146,10 @@ describe("tasks.Datastore through the provider process (seed 003)", () => {
                 assert.match(String(partial.properties.taintReason), /disk array offline/);
                 assert.equal(typeof partial.properties.taskId, "string");
                 assert.equal(typeof partial.properties.__provider, "string", "later operations can still run");
-                assert.match(partial.reasons.join("\n"), /failed: disk array offline/);
+                assert.match(
+                    partial.reasons.join("\n"),
+                    /ended failed \(FAILED\): INJECTED_FAILURE: disk array offline/,
+                );
             });
 
             it("deadline passed: partial state, tainted, saying to raise the timeout", async () => {
@@ -137,7 +158,7 @@ describe("tasks.Datastore through the provider process (seed 003)", () => {
                 assert.equal(error.initFailure?.properties.tainted, true);
                 assert.match(
                     String(error.initFailure?.properties.taintReason),
-                    /gave up waiting for task .* raise the resource's timeouts/,
+                    /gave up waiting for the create of datastore "ds19" .* raise the resource's timeouts/,
                 );
             });
 
@@ -149,7 +170,10 @@ describe("tasks.Datastore through the provider process (seed 003)", () => {
                 });
                 const error = await failure(f.create("ds19"));
                 assert.equal(error.initFailure?.properties.tainted, true);
-                assert.match(String(error.initFailure?.properties.taintReason), /could not follow task/);
+                assert.match(
+                    String(error.initFailure?.properties.taintReason),
+                    /could not look at the create of datastore "ds19" .*async-operations\/[0-9a-f-]+ with 500/,
+                );
             });
 
             it("a create token makes a lost POST answer harmless: retried, one datastore", async () => {
@@ -165,16 +189,33 @@ describe("tasks.Datastore through the provider process (seed 003)", () => {
                 );
             });
 
-            it("without a token, a lost POST answer is partial state the next up resolves by name, never a zombie", async () => {
+            it("without a token, a lost POST answer is replayed by the key the create went with: one datastore, never a zombie", async () => {
                 f.api.addFault({ match: { method: "POST" }, fault: { loseResponse: true } });
+                const { properties } = await f.create("ds19");
+                const [made] = f.api.datastores();
+                assert.equal(properties.datastoreId, made?.id, "the one the lost POST made");
+                const posts = f.api.requests().filter((r) => r.method === "POST");
+                assert.deepEqual(
+                    posts.map((r) => r.status),
+                    [null, 202],
+                );
+                assert.equal(posts[0]?.idempotencyKey, posts[1]?.idempotencyKey);
+                assert.equal(f.api.datastores().length, 1);
+            });
+
+            it("without a token, every answer lost: partial state the next up resolves by the key it went with, never a zombie", async () => {
+                f.api.addFault({ match: { method: "POST" }, times: 50, fault: { loseResponse: true } });
                 const error = await failure(f.create("ds19"));
                 const partial = error.initFailure;
                 assert.ok(partial, "recorded: the datastore was made");
                 assert.equal(partial.properties.datastoreId, undefined);
+                assert.equal(typeof partial.properties.createKey, "string", "the key it went with, to replay");
                 assert.match(partial.reasons.join("\n"), /outcome is unknown/);
+                f.api.clearFaults();
                 const [made] = f.api.datastores();
                 const { properties } = await f.update("ds19", partial.properties, {});
                 assert.equal(properties.datastoreId, made?.id, "the one the lost POST made");
+                assert.equal(properties.createKey, undefined, "resolved: nothing left to replay");
                 assert.equal(f.api.datastores().length, 1);
             });
 
@@ -255,11 +296,11 @@ describe("tasks.Datastore through the provider process (seed 003)", () => {
                 await f.create("ds19");
                 const lines = f.engine.messages.map((m) => m.message);
                 assert.ok(
-                    lines.includes("Create datastore ds19: QUEUED 0% (Create datastore ds19: queued)"),
+                    lines.some((line) => /^the create of datastore "ds19" \(.*\): INITIALIZED 0%$/.test(line)),
                     lines.join("\n"),
                 );
-                assert.ok(lines.some((line) => /^Create datastore ds19: RUNNING \d+%/.test(line)));
-                assert.ok(lines.some((line) => line.startsWith("Create datastore ds19: SUCCEEDED 100%")));
+                assert.ok(lines.some((line) => /^the create of datastore "ds19" \(.*\): RUNNING \d+%$/.test(line)));
+                assert.ok(lines.some((line) => /^the create of datastore "ds19" \(.*\): SUCCEEDED 100%$/.test(line)));
                 assert.ok(f.engine.messages.every((m) => m.ephemeral && m.severity === 1));
             });
         });
@@ -321,7 +362,7 @@ describe("tasks.Datastore through the provider process (seed 003)", () => {
             f.api.addFault({ match: { method: "GET", path: DATASTORES_PATH }, times: 100, fault: { status: 500 } });
             const error = await failure(f.update("ds19", olds, { untaint: true }));
             assert.equal(error.initFailure?.properties.tainted, true);
-            assert.match(error.details, /could not look datastore "ds19" .* up/);
+            assert.match(error.details, /datastore "ds19" .*: could not look it up: the task API answered GET/);
         });
 
         it("grows the size through a PATCH task, keeping the id", async () => {
@@ -441,7 +482,10 @@ describe("tasks.Datastore through the provider process (seed 003)", () => {
             const [broken] = f.api.datastores();
             assert.equal(broken?.state, "ERROR");
             const refused = await failure(f.create("ds19"));
-            assert.match(refused.details, /set `adopt: true`; in state ERROR it is taken over tainted/);
+            assert.match(
+                refused.details,
+                /set `adopt: true` \(in state ERROR it is taken over tainted, and the next `pulumi up` replaces it\)/,
+            );
             const error = await failure(f.create("ds19", { adopt: true }));
             const partial = error.initFailure;
             assert.equal(partial?.properties.datastoreId, broken?.id);
@@ -489,7 +533,7 @@ describe("tasks.Datastore through the provider process (seed 003)", () => {
             assert.equal(typeof error.initFailure?.properties.taskId, "string");
             assert.match(
                 String(error.initFailure?.reasons),
-                /interrupted while waiting for task .*the next `pulumi up` follows the task to its end/,
+                /stopped following the create of datastore "ds19" .*interrupted; it runs on at the API; the next `pulumi up` follows it to its end/,
             );
             assert.equal(exitCode, 130);
             assert.ok(elapsed < 4000, `${elapsed} ms`);
@@ -544,7 +588,10 @@ describe("tasks.Datastore through the provider process (seed 003)", () => {
                     "pulumi-lifecycle:taskApiToken": TOKEN,
                 });
                 const error = await failure(f.provider.read(f.urn("ds19"), datastoreId("ds19"), await f.args("ds19")));
-                assert.match(error.details, /matches 2 datastores \(ids id-one, id-two\)/);
+                assert.match(
+                    error.details,
+                    /matches 2 resources \(ids id-one, id-two\); the natural key must name one/,
+                );
             } finally {
                 server.close();
             }

@@ -55,12 +55,14 @@ export async function followOperation(options: FollowOptions): Promise<FollowOut
     let last = options.first;
     let polls = 0;
     let polledEarly = false;
+    // Waits are counted apart from looks: a resumed follow (no first view) starts in the first band.
+    let waits = 0;
     for (let attempt = 0; ; attempt++) {
         if (attempt > 0 || last !== undefined) {
             const now = clock();
             if (now >= options.deadline) throw stop("deadline", last);
             const wait = nextWait({
-                attempt,
+                attempt: waits,
                 schedule: options.schedule,
                 random: options.random,
                 // The server's word is a hint, within bounds: 0 must not poll hot, nor an hour never.
@@ -68,7 +70,8 @@ export async function followOperation(options: FollowOptions): Promise<FollowOut
                 estimatedRemainingMs: estimateRemaining(last?.progressPercent, now - options.startedAt),
                 mayPollEarly: !polledEarly,
             });
-            if (wait < backoffBand(attempt, options.schedule).low) polledEarly = true;
+            if (wait < backoffBand(waits, options.schedule).low) polledEarly = true;
+            waits++;
             try {
                 await options.sleep(Math.max(0, Math.min(wait, options.deadline - now)), options.signal);
             } catch {

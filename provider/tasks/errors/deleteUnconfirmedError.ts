@@ -11,9 +11,11 @@ export class DeleteUnconfirmedError extends LifecycleError {
         /** How the resource is named in messages. */
         readonly resource: string,
         readonly resourceId: string,
+        /** The delete's operation at the API (a task id, a request token), when it had one. */
+        readonly operation?: string,
     ) {
         super(
-            `${resource} (id ${resourceId}): the API said the delete ended well, but the resource still ` +
+            `${resource} (id ${resourceId}): the API said the delete${operation ? ` (operation ${operation})` : ""} ended well, but the resource still ` +
                 "exists. It stays in the stack's state; check it at the API, then run `pulumi destroy` (or the " +
                 "`pulumi up` that removes it) again.",
         );

@@ -13,13 +13,21 @@ export class ResourceExistsError extends LifecycleError {
         /** The API's id of the one that exists. */
         readonly existingId: string,
         readonly hasToken: boolean,
+        /** What the API says of it ("OK, 1073741824 bytes VMFS"), when its kind says. */
+        detail?: string,
+        /** What adopting it does, when its kind says. */
+        adoptNote = "the next update sends the program's body to it",
+        /** Why it is not known to be this resource's, when not for the usual reason. */
+        why?: string,
     ) {
-        const createdBy = hasToken
-            ? "none of the creates of this resource's createToken made it"
-            : "this resource has no createToken, so it cannot be told apart from one made by someone else";
+        const createdBy =
+            why ??
+            (hasToken
+                ? "none of the creates of this resource's createToken made it"
+                : "this resource has no createToken, so it cannot be told apart from one made by someone else");
         super(
-            `${resource} already exists (id ${existingId}): ${createdBy}. To manage it, set \`adopt: true\` ` +
-                "(the next update sends the program's body to it)" +
+            `${resource} already exists (id ${existingId}${detail ? `, ${detail}` : ""}): ${createdBy}. To manage it, set \`adopt: true\` ` +
+                `(${adoptNote})` +
                 (hasToken
                     ? ""
                     : ", or, if an interrupted `pulumi up` of this program created it, give the resource the createToken it used") +

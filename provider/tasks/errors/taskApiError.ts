@@ -20,8 +20,10 @@ export class TaskApiError extends LifecycleError {
         readonly advice?: string,
         readonly earlierOutcomeUnknown = false,
     ) {
+        // The API's own sentence may end with a period: one is enough.
+        const said = apiMessage.replace(/\.$/, "");
         super(
-            `the task API answered ${method} ${path} with ${status}${code ? ` (${code})` : ""}: ${apiMessage}` +
+            `the task API answered ${method} ${path} with ${status}${code ? ` (${code})` : ""}: ${said}` +
                 (advice ? `. ${advice}` : "") +
                 (earlierOutcomeUnknown
                     ? ". An earlier attempt of this request got no definite answer, so the API may have carried it out"

@@ -42,7 +42,14 @@ export class AsyncApi {
         private readonly client: TaskApiClient,
         private readonly context: TaskProcessContext,
         private readonly schedule: PollSchedule,
+        /** Told of every operation followed (a kind whose state records its last task). */
+        private readonly onFollow?: (handle: OperationHandle) => void,
     ) {}
+
+    /** The API's base URL, against which the URIs its answers name are resolved. */
+    get baseUrl(): string {
+        return this.client.baseUrl;
+    }
 
     /** What an error means in the dialect's words; undefined for anything but an API's error answer. */
     meaning(error: unknown): ErrorMeaning {
@@ -88,6 +95,43 @@ export class AsyncApi {
         return this.recordOf(this.spec.dialect.read(this.spec.target, id), deadline, id);
     }
 
+    /**
+     * The record with an id an answer named (a conflict's holder), checked to be of the API's shape
+     * (the item path refuses any other) and to have this resource's natural key; undefined when gone.
+     */
+    async getNamed(id: unknown, deadline: Deadline, namedBy: string): Promise<Found | undefined> {
+        if (typeof id !== "string" && typeof id !== "number")
+            throw new TaskApiContractError(
+                `${namedBy} names ${JSON.stringify(id) ?? String(id)}, which is not an id; nothing was read, adopted or deleted. Check the API (or what stands between us and it).`,
+            );
+        let call: HttpCall;
+        try {
+            call = this.spec.dialect.read(this.spec.target, String(id));
+        } catch {
+            // Not an id of the API's shape: its path would leave the collection, so nothing is sent.
+            throw new TaskApiContractError(
+                `${namedBy} names ${JSON.stringify(String(id))}, which is not an id of the API; nothing was read, adopted or deleted. Check the API (or what stands between us and it).`,
+            );
+        }
+        const found = await this.recordOf(call, deadline, String(id));
+        if (found) this.checkKey(found, namedBy);
+        return found;
+    }
+
+    /**
+     * Refuses a record an answer named that has another natural key: an answer naming another resource
+     * is never recorded, adopted or deleted as this one.
+     */
+    checkKey(found: Found, namedBy: string): void {
+        const { spec } = this;
+        const key = spec.keyOf(found.record);
+        if (spec.keyIsId || key === undefined || key === spec.key) return;
+        throw new TaskApiContractError(
+            `${namedBy} names ${JSON.stringify(found.id)}, which is not ${spec.label} (its natural key is ${JSON.stringify(key)}): ` +
+                "the API answered for another resource, so nothing was recorded, adopted or deleted. Check the API (or what stands between us and it).",
+        );
+    }
+
     /** The record at a location an operation named (a path or URL on the API's origin). */
     async getAt(location: string, deadline: Deadline): Promise<Found | undefined> {
         return this.recordOf({ method: "GET", path: location, repeatable: true }, deadline, undefined);
@@ -116,7 +160,11 @@ export class AsyncApi {
         return value;
     }
 
-    /** The resource with the natural key; undefined when there is none, an error when there are several. */
+    /**
+     * The resource with the natural key; undefined when there is none, an error when there are several.
+     * A kind whose lookups filter by the whole key refuses an answer holding any other: a server that
+     * ignores the filter never makes the provider read, adopt or delete something else.
+     */
     async lookUp(deadline: Deadline): Promise<Found | undefined> {
         const { spec } = this;
         if (spec.keyIsId) return this.get(spec.key, deadline);
@@ -126,7 +174,14 @@ export class AsyncApi {
             throw new TaskApiContractError(
                 `${spec.label}: the list at ${spec.listPath} has no list of items where lookup.items says; set lookup.items to where they are`,
             );
+        for (const item of items) this.checkRecord(item, "GET", spec.listPath);
         const matches = items.filter((record) => spec.keyOf(record) === spec.key);
+        if (spec.rules?.exactLookup && matches.length < items.length)
+            throw new TaskApiContractError(
+                `the API answered a lookup of ${spec.label} (GET ${spec.listPath}) with ${items.length - matches.length} of ` +
+                    `${items.length} records that do not match the filter, so nothing was read, adopted or deleted. ` +
+                    "Check that the API honours the `filter` parameter.",
+            );
         if (matches.length > 1)
             throw new TaskApiContractError(
                 `${spec.label} matches ${matches.length} resources (ids ${matches.map((r) => spec.idOf(r)).join(", ")}); the natural key must name one`,
@@ -137,6 +192,7 @@ export class AsyncApi {
             throw new TaskApiContractError(
                 `${spec.label}: its record at ${spec.listPath} has no id where idField says`,
             );
+        if (spec.rules?.exactLookup) return { id, record: matches[0] };
         // The list may be a summary: the item's own record is the truth.
         return (await this.get(id, deadline)) ?? undefined;
     }
@@ -178,6 +234,7 @@ export class AsyncApi {
         deadline: Deadline,
         observe?: (view: OperationView) => void,
     ): Promise<OperationView> {
+        this.onFollow?.(handle);
         const { view } = await followOperation({
             client: this.client,
             dialect: this.spec.dialect,
@@ -209,11 +266,23 @@ export class AsyncApi {
             throw error;
         }
         const record = this.spec.dialect.record(answer);
+        if (record !== undefined) this.checkRecord(record, call.method, call.path);
         const found = this.spec.idOf(record) ?? id;
         if (record === undefined || found === undefined)
             throw new TaskApiContractError(
                 `${this.spec.label}: the API answered ${call.method} ${call.path} without a record${record === undefined ? "" : " with an id"}`,
             );
+        if (id !== undefined && found !== id)
+            throw new TaskApiContractError(
+                `the API answered ${call.method} ${call.path} with the record of ${JSON.stringify(found)}, not the one asked for, ` +
+                    "so nothing of it was used. Check the API (or what stands between us and it).",
+            );
         return { id: found, record };
+    }
+
+    /** Refuses a record its kind cannot use (a field it reads missing, an id not of the API's shape). */
+    private checkRecord(record: unknown, method: string, path: string): void {
+        const error = this.spec.rules?.recordError(record, method, path);
+        if (error) throw error;
     }
 }

@@ -1,7 +1,7 @@
-// The writes of an AsyncResource that may make or take over something: the create (the create-token
-// chain, the operation followed to its end, what it made read back, every failure after the request
-// recorded as partial state) and the body sent to a resource (an update, an adoption). Used by
-// AsyncLifecycle (asyncLifecycle.ts), which decides when each is called.
+// The create of an AsyncResource: the create-token chain, the operation followed to its end, what it
+// made read back (and checked to be this resource), every failure after the request recorded as
+// partial state. What exists already is left to AsyncWrites (asyncWrites.ts). Used by AsyncLifecycle
+// (asyncLifecycle.ts), which decides when each is called.
 
 import { randomUUID } from "node:crypto";
 import { messageOf } from "../../shared/text";
@@ -13,18 +13,13 @@ import { OperationFailedError } from "../errors/operationFailedError";
 import { OperationWaitError } from "../errors/operationWaitError";
 import { ResourceExistsError } from "../errors/resourceExistsError";
 import { TaskApiContractError } from "../errors/taskApiContractError";
-import {
-    bodyAsRecorded,
-    differs,
-    keptOutputs,
-    outputsOf,
-    partialState,
-    type RawAsyncInputs,
-} from "../logic/asyncState";
+import { TaskApiError } from "../errors/taskApiError";
+import { outputsOf, partialState, type RawAsyncInputs } from "../logic/asyncState";
 import { MAX_CREATE_GENERATIONS, spentKeyBackoffMs } from "../logic/createKeys";
-import { outcomeUnknown } from "../logic/datastoreState";
+import { outcomeUnknown } from "../logic/outcomeUnknown";
 import type { OperationView } from "../protocol/dialects/dialect";
 import type { AsyncApi, Deadline, Found } from "./asyncApi";
+import type { AsyncWrites } from "./asyncWrites";
 
 /** One create attempt's end: the outputs, or why the next key (or a resubmit) is tried. */
 type Attempt = AsyncResourceOutputs | "spent" | "resubmit" | "in-progress";
@@ -40,6 +35,7 @@ export class AsyncCreates {
         private readonly signal: AbortSignal,
         private readonly report: (message: string) => void,
         private readonly schedule: PollSchedule,
+        private readonly writes: AsyncWrites,
     ) {}
 
     /**
@@ -69,8 +65,12 @@ export class AsyncCreates {
             !replays &&
             api.spec.dialect.create(api.spec.target, inputs.body, undefined).method === "PUT";
         if (found && !keyed && !resend) {
-            if (claimed) return outputsOf(inputs, { resourceId: found.id, resource: found.record, tainted: false });
-            return this.takeOver(api, inputs, found, deadline);
+            if (claimed) {
+                const broken = this.writes.brokenTaken(api, inputs, found, "found as what an earlier create made");
+                if (broken) throw broken;
+                return outputsOf(inputs, { resourceId: found.id, resource: found.record, tainted: false });
+            }
+            return this.writes.takeOver(api, inputs, found, deadline);
         }
         for (let generation = 0, waits = 0; generation < MAX_CREATE_GENERATIONS; generation++) {
             // Without a createToken, a key of this request alone: its retries after a lost answer replay
@@ -85,7 +85,7 @@ export class AsyncCreates {
                         ? randomUUID()
                         : undefined;
             const attemptKeyed = inputs.createToken !== undefined ? keyed : again && replays;
-            const attempt = await this.createOnce(api, inputs, deadline, token, found, attemptKeyed);
+            const attempt = await this.createOnce(api, inputs, deadline, token, found, attemptKeyed, claimed);
             if (attempt !== "spent" && attempt !== "resubmit" && attempt !== "in-progress") return attempt;
             const left = deadline.at - this.clock();
             if (left <= 0) throw new CreateTokenSpentError(api.spec.label, generation + 1, deadline.setting);
@@ -95,7 +95,7 @@ export class AsyncCreates {
                 // else's, or nothing (the key is spent). [F]
                 waits = 0;
                 const holder = await api.lookUp(deadline);
-                if (holder) return this.takeOver(api, inputs, holder, deadline);
+                if (holder) return this.writes.takeOver(api, inputs, holder, deadline);
             } else if (attempt === "in-progress") {
                 // The first request with this key is still being handled (an interrupted up's): the same key
                 // again, once it has ended, replays it.
@@ -108,6 +108,9 @@ export class AsyncCreates {
                     `${api.spec.label}: createToken ${inputs.createToken} was spent earlier; trying its next key`,
                 );
             await this.sleep(Math.min(spentKeyBackoffMs(generation, this.schedule), left), this.signal);
+            // A wait that reached the deadline sends no further create: nothing more is made.
+            if (deadline.at - this.clock() <= 0)
+                throw new CreateTokenSpentError(api.spec.label, generation + 1, deadline.setting);
         }
         throw new CreateTokenSpentError(api.spec.label, MAX_CREATE_GENERATIONS);
     }
@@ -120,6 +123,7 @@ export class AsyncCreates {
         token: string | undefined,
         found: Found | undefined,
         keyed: boolean,
+        claimed: boolean,
     ): Promise<Attempt> {
         const { spec } = api;
         const what = `the create of ${spec.label}`;
@@ -155,7 +159,7 @@ export class AsyncCreates {
                 };
                 throw partialState(inputs, spec.key, spec.label, outputsOf(inputs, known), reason);
             }
-            return this.afterFailedSubmit(api, inputs, deadline, error, found, keyed, token);
+            return this.afterFailedSubmit(api, inputs, deadline, error, { found, keyed, claimed, token });
         }
         if (view.resubmit) return "resubmit";
         // Over at the first answer (Google answers a repeated requestId with the done operation itself)
@@ -163,7 +167,8 @@ export class AsyncCreates {
         const replayed = keyed && endedAtFirstLook === true;
         if (view.state === "pending") {
             // Accepted, with nothing to follow it by: the next up finds it by its natural key.
-            const reason = `the API accepted the create (${view.status}) but gave no way to follow it; the next \`pulumi up\` looks it up`;
+            const how = inputs.createToken ? "replaying its createToken" : "its natural key";
+            const reason = `the create request's outcome is unknown (the API accepted it, ${view.status}, but gave no way to follow it). The resource may exist: the next \`pulumi up\` finds it by ${how} and records it, or creates it`;
             throw partialState(inputs, spec.key, spec.label, outputsOf(inputs, { tainted: false }), reason);
         }
         let made: Found | "gone" | undefined;
@@ -180,7 +185,7 @@ export class AsyncCreates {
         // A create that failed while a resource held the key before it (Cloud Control's FAILED
         // AlreadyExists): what the key names now is that resource, which this create did not make. [O]
         if (view.state !== "succeeded" && found !== undefined && resource?.id === found.id)
-            return this.takeOver(api, inputs, found, deadline);
+            return this.writes.takeOver(api, inputs, found, deadline);
         // A replayed create whose resource is gone (deleted since) or that made none spent its key.
         if (replayed && !resource) return "spent";
         if (view.state === "succeeded") {
@@ -210,11 +215,15 @@ export class AsyncCreates {
         inputs: RawAsyncInputs,
         deadline: Deadline,
         error: unknown,
-        found: Found | undefined,
-        keyed: boolean,
-        token: string | undefined,
+        attempt: {
+            readonly found: Found | undefined;
+            readonly keyed: boolean;
+            readonly claimed: boolean;
+            readonly token: string | undefined;
+        },
     ): Promise<Attempt> {
         const { spec } = api;
+        const { found, keyed, claimed, token } = attempt;
         if (outcomeUnknown(error, this.signal.aborted)) {
             // With the natural key taken before the request, the request made no other.
             if (found) throw new CreateOutcomeUnknownError(spec.label, found.id, messageOf(error));
@@ -227,23 +236,43 @@ export class AsyncCreates {
         const meaning = api.meaning(error);
         if (meaning === "token-in-progress" && keyed) return "in-progress";
         if (meaning === "conflict") {
+            // The refusal names what holds the natural key (GreenLake's existingId): that one, once read
+            // and found to have this natural key, is what the create ran into.
+            const named = error instanceof TaskApiError ? spec.dialect.conflictHolder?.(error.body) : undefined;
+            const holder =
+                named === undefined
+                    ? undefined
+                    : await api.getNamed(named, deadline, "the conflict refusing the create");
+            if (holder)
+                return claimed
+                    ? this.writes.claimOrTakeOver(api, inputs, holder, deadline)
+                    : this.writes.takeOver(api, inputs, holder, deadline);
             // Nothing had the natural key before this keyed request: a 409 is the IETF draft's "a request
             // with this key is being processed" (the create an interrupted up left), or the name that
             // request has just taken: the same key again tells (a lookup would take it for someone
             // else's). [F]
-            if (keyed && !found) return "in-progress";
+            if (keyed && !found && !spec.dialect.keyedConflictIsTaken) return "in-progress";
             const existing = found ?? (await api.lookUp(deadline));
             if (!existing)
                 throw new TaskApiContractError(
                     `${spec.label}: the API refused the create as a conflict, but has no resource with this natural key; retry once it does`,
                 );
-            return this.takeOver(api, inputs, existing, deadline);
+            return claimed
+                ? this.writes.claimOrTakeOver(api, inputs, existing, deadline)
+                : this.writes.takeOver(api, inputs, existing, deadline);
         }
         if (meaning === "token-reused" && keyed && !found) return "spent";
         // The key was sent before with another body (an earlier create of this resource, whose body the
         // program has changed since): the user is the one to say whether what holds the key is theirs. [J]
         if (meaning === "token-reused" && keyed && found)
-            throw new ResourceExistsError(spec.label, found.id, inputs.createToken !== undefined);
+            throw new ResourceExistsError(
+                spec.label,
+                found.id,
+                inputs.createToken !== undefined,
+                spec.rules?.existsDetail(found.record),
+                spec.rules?.adoptNote(found.record),
+                "this resource's createToken was sent before with another body, so it may be what that create made; if it is, set `adopt: true` to keep it",
+            );
         throw error;
     }
 
@@ -257,75 +286,32 @@ export class AsyncCreates {
         const { spec } = api;
         const named = spec.keyIsId
             ? spec.key
-            : (view.resourceId ?? (view.record === undefined ? undefined : spec.idOf(view.record)));
+            : (this.memberNamed(api, view) ??
+              view.resourceId ??
+              (view.record === undefined ? undefined : spec.idOf(view.record)));
         // The operation ended: a read that finds nothing may only lag behind it, so it looks again first.
         const exists = (found: Found | undefined) => found !== undefined;
-        if (named !== undefined) return (await api.settled(() => api.get(named, deadline), exists, deadline)) ?? "gone";
-        const location = view.resourceLocation;
-        if (location) return (await api.settled(() => api.getAt(location, deadline), exists, deadline)) ?? "gone";
-        return lookUpUnnamed ? await api.settled(() => api.lookUp(deadline), exists, deadline) : undefined;
+        let made: Found | undefined;
+        if (named !== undefined) made = await api.settled(() => api.get(named, deadline), exists, deadline);
+        else if (view.resourceLocation) {
+            const location = view.resourceLocation;
+            made = await api.settled(() => api.getAt(location, deadline), exists, deadline);
+        } else return lookUpUnnamed ? await api.settled(() => api.lookUp(deadline), exists, deadline) : undefined;
+        if (!made) return "gone";
+        api.checkKey(made, `the create of ${spec.label}`);
+        return made;
     }
 
-    /** A resource with the natural key that this resource did not make: adopt it (sending the program's body), or refuse. */
-    async takeOver(
-        api: AsyncApi,
-        inputs: RawAsyncInputs,
-        found: Found,
-        deadline: Deadline,
-    ): Promise<AsyncResourceOutputs> {
-        if (!inputs.adopt) throw new ResourceExistsError(api.spec.label, found.id, inputs.createToken !== undefined);
-        const current = await this.write(api, inputs, found, deadline, undefined);
-        return outputsOf(inputs, { resourceId: current.id, resource: current.record, tainted: false });
-    }
-
-    /**
-     * Sends the body as an update of `found` and follows it to its end. An operation whose end was not
-     * seen is recorded with the state before it (`before`, or nothing for an adoption), so the next up
-     * follows it and sends the body again; one that failed leaves the state on record as it was.
-     */
-    async write(
-        api: AsyncApi,
-        inputs: RawAsyncInputs,
-        found: Found,
-        deadline: Deadline,
-        before: AsyncResourceOutputs | undefined,
-    ): Promise<Found> {
-        const { spec } = api;
-        const what = `the update of ${spec.label}`;
-        const startedAt = this.clock();
-        const submitted = await api.submit(
-            "update",
-            () => spec.dialect.update(spec.target, found.id, inputs.body, randomUUID()),
-            deadline,
-        );
-        if (submitted.kind === "operation") {
-            let view: OperationView;
-            try {
-                view = await api.follow(submitted.handle, submitted.view, what, startedAt, deadline);
-            } catch (error) {
-                if (!(error instanceof OperationWaitError) || !before) throw error;
-                const operation = { write: "update" as const, ...submitted.handle };
-                const kept = keptOutputs(before, inputs, operation);
-                throw partialState(
-                    inputs,
-                    spec.key,
-                    spec.label,
-                    kept,
-                    `${error.message}; the next \`pulumi up\` follows it, then sends the body again`,
-                );
-            }
-            if (view.state !== "succeeded")
-                throw new OperationFailedError(
-                    what,
-                    view,
-                    "the state on record is as before it; fix the cause and run `pulumi up` again",
-                );
-        } else if (submitted.view.state === "failed" || submitted.view.state === "canceled") {
-            throw new OperationFailedError(what, submitted.view, "the state on record is as before it");
-        }
-        // A read that lags still shows the resource as before the update: look again until it shows the body.
-        const shows = (read: Found | undefined) =>
-            read !== undefined && !differs(bodyAsRecorded(inputs.body, read.record), inputs.body);
-        return (await api.settled(() => api.get(found.id, deadline), shows, deadline)) ?? found;
+    /** The id in the URI an operation names as what it made, for a kind that says where its members are. */
+    private memberNamed(api: AsyncApi, view: OperationView): string | undefined {
+        const rules = api.spec.rules;
+        if (!rules || view.resourceLocation === undefined) return undefined;
+        const member = rules.memberId(view.resourceLocation, api.baseUrl);
+        if ("problem" in member)
+            throw new TaskApiContractError(
+                `the create of ${api.spec.label} names what it made as ${member.problem}; nothing was read or recorded. ` +
+                    "Check the API (or what stands between us and it).",
+            );
+        return member.id;
     }
 }

@@ -11,8 +11,8 @@ import { DeleteUnconfirmedError } from "../errors/deleteUnconfirmedError";
 import { OperationFailedError } from "../errors/operationFailedError";
 import { OperationWaitError } from "../errors/operationWaitError";
 import { ResourceMissingError } from "../errors/resourceMissingError";
+import { recordedBody } from "../logic/asyncSpec";
 import {
-    bodyAsRecorded,
     bodyChanged,
     isPendingCreate,
     keptOutputs,
@@ -24,6 +24,7 @@ import {
 import type { OperationView, WriteKind } from "../protocol/dialects/dialect";
 import type { AsyncApi, Deadline, Found } from "./asyncApi";
 import { AsyncCreates } from "./asyncCreates";
+import { AsyncWrites } from "./asyncWrites";
 
 /** How long create, update and delete may take by default: long-running operations take minutes. */
 const DEFAULT_TIMEOUT_MS = 20 * 60_000;
@@ -37,6 +38,13 @@ function unresolvedCreate(props: AsyncResourceOutputs): boolean {
     return props.resourceId === undefined && (props.tainted === false || props.operation?.write === "create");
 }
 
+/** What comes of a resource beyond repair: the next up replaces it, unless the program keeps it. */
+function replacesIt(untaint: boolean | undefined): string {
+    return untaint
+        ? "remove untaint so the next up replaces it"
+        : "the next `pulumi up` replaces it (set `untaint: true` to keep it)";
+}
+
 /** The AsyncResource operations. */
 export class AsyncLifecycle {
     constructor(
@@ -48,17 +56,21 @@ export class AsyncLifecycle {
         /** The backoff between create keys that proved spent, and before a resubmit. */
         schedule: PollSchedule,
     ) {
-        this.creates = new AsyncCreates(clock, sleep, signal, report, schedule);
+        this.writes = new AsyncWrites(clock);
+        this.creates = new AsyncCreates(clock, sleep, signal, report, schedule, this.writes);
     }
 
-    /** Creates, and writes to what exists (asyncCreates.ts). */
+    /** Creates (asyncCreates.ts). */
     private readonly creates: AsyncCreates;
+    /** Writes to what exists (asyncWrites.ts). */
+    private readonly writes: AsyncWrites;
 
     /** Read: the resource as the API has it now; nothing when it is gone. */
     async read(props: AsyncResourceOutputs): Promise<{ id: string; props: AsyncResourceOutputs } | undefined> {
         const api = this.apiFor(props);
         const deadline = this.deadline("read", props.timeouts?.read, DEFAULT_READ_TIMEOUT_MS);
-        const found = props.resourceId ? await api.get(props.resourceId, deadline) : await api.lookUp(deadline);
+        const byId = props.resourceId !== undefined && !api.spec.rules?.readsByKey;
+        const found = byId ? await api.get(props.resourceId as string, deadline) : await api.lookUp(deadline);
         if (!found) {
             // A create not resolved yet (its outcome unknown, or its operation not seen to its end) stays on
             // record until an `up` resolves it: dropped, it could still make the resource (a create in
@@ -66,19 +78,23 @@ export class AsyncLifecycle {
             if (unresolvedCreate(props)) return { id: api.spec.key, props };
             return undefined;
         }
+        // A resource beyond repair never heals: it comes back tainted (keeping the reason of a taint on
+        // record), so the next up replaces it, as a create that saw it so would have recorded. Else a
+        // pending create whose operation failed since would be recorded healthy, and never replaced.
+        const broken = props.tainted === true ? undefined : api.spec.rules?.brokenReason(found.record);
         const known = {
             resourceId: found.id,
             resource: found.record,
             operation: props.operation,
             // Props that never went through create (a `get`, an imported pending create) have no `tainted`. [K]
-            tainted: props.tainted === true,
-            taintReason: props.taintReason,
+            tainted: props.tainted === true || broken !== undefined,
+            taintReason: broken === undefined ? props.taintReason : `${broken}; ${replacesIt(props.untaint)}`,
         };
         // A change made outside Pulumi shows in `body`, so the next up's diff sends the program's back;
         // a record in the middle of an operation (a lagging one, or one whose operation may still fail
         // and be undone) does not say what the resource is. [L]
         const atRest = api.spec.dialect.atRest?.(found.record) ?? true;
-        const body = atRest ? bodyAsRecorded(props.body, found.record) : props.body;
+        const body = atRest ? recordedBody(api.spec, props.body, found.record) : props.body;
         return { id: api.spec.key, props: outputsOf({ ...props, body }, known) };
     }
 
@@ -93,8 +109,8 @@ export class AsyncLifecycle {
         // the item: a PUT, Google's id, Cloud Control's identifier); a POST to a collection could make a
         // duplicate. Adopting takes it over in any case. [A]
         const outs =
-            found && (!keyed || inputs.adopt || !api.spec.keyIsId)
-                ? await this.creates.takeOver(api, inputs, found, deadline)
+            found && (!keyed || inputs.adopt || !(api.spec.keyIsId || api.spec.rules?.uniqueKey))
+                ? await this.writes.takeOver(api, inputs, found, deadline)
                 : await this.creates.createOrFollow(api, inputs, deadline, found, false);
         return { id: api.spec.key, outs };
     }
@@ -143,6 +159,12 @@ export class AsyncLifecycle {
             current = await api.get(olds.resourceId, deadline);
             if (!current) throw new ResourceMissingError(api.spec.label, olds.resourceId);
         }
+        const broken = api.spec.rules?.brokenReason(current.record);
+        if (broken) {
+            const reason = `${broken}; ${replacesIt(news.untaint)}`;
+            const known = { resourceId: current.id, resource: current.record, tainted: true, taintReason: reason };
+            throw partialState(news, api.spec.key, api.spec.label, outputsOf(news, known), reason);
+        }
         // The operation on record has been followed to its end, and the resource is not tainted any more. [E]
         const { operation: _followed, taintReason: _untainted, createKey: _replayed, ...settled } = olds;
         const base = outputsOf(settled as AsyncResourceOutputs, {
@@ -162,7 +184,7 @@ export class AsyncLifecycle {
         deadline: Deadline,
     ): Promise<AsyncResourceOutputs> {
         const id = before.resourceId as string;
-        const current = await this.creates.write(api, news, { id, record: before.resource }, deadline, before);
+        const current = await this.writes.write(api, news, { id, record: before.resource }, deadline, before);
         return outputsOf(news, { resourceId: current.id, resource: current.record, tainted: false });
     }
 
@@ -226,7 +248,11 @@ export class AsyncLifecycle {
             ))
         )
             return;
-        throw new DeleteUnconfirmedError(spec.label, id);
+        throw new DeleteUnconfirmedError(
+            spec.label,
+            id,
+            submitted.kind === "operation" ? submitted.handle.ref : undefined,
+        );
     }
 
     /**

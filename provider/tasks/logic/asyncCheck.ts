@@ -189,9 +189,8 @@ function url(value: unknown, fail: Fail): string {
 
 function dialect(value: unknown, fail: Fail): DialectName {
     if (isUnknown(value)) return value as DialectName;
-    const usable = DIALECT_NAMES.filter((name) => name !== "greenlake");
-    if (typeof value !== "string" || !(usable as readonly string[]).includes(value)) {
-        fail("api.dialect", `${describe(value)} is no dialect; use ${usable.join(", ")}`);
+    if (typeof value !== "string" || !(DIALECT_NAMES as readonly string[]).includes(value)) {
+        fail("api.dialect", `${describe(value)} is no dialect; use ${DIALECT_NAMES.join(", ")}`);
         return "generic";
     }
     return value as DialectName;

@@ -10,6 +10,7 @@ import { cloudControlDialect } from "../protocol/dialects/cloudControl";
 import type { Dialect, Target } from "../protocol/dialects/dialect";
 import { GENERIC_DEFAULTS, type GenericOptions, genericDialect } from "../protocol/dialects/generic";
 import { googleDialect } from "../protocol/dialects/google";
+import { greenlakeDialect } from "../protocol/dialects/greenlake";
 import { HEADER_NAME, type Locator, parseLocator } from "../protocol/dialects/locator";
 import {
     fillPathTemplate,
@@ -20,6 +21,7 @@ import {
     segmentProblem,
 } from "../protocol/pathTemplate";
 import { isSelectorProblem, parseSelector, type Selector, select } from "../protocol/selector";
+import { bodyAsRecorded } from "./asyncState";
 
 /** A problem with one input, for a check failure: the property path and what is wrong. */
 export interface SpecProblem {
@@ -45,6 +47,48 @@ export interface AsyncSpec {
     readonly listItems: (answer: unknown) => unknown[] | undefined;
     /** "widget \"w1\" at /widgets", for messages. */
     readonly label: string;
+    /** The rules of a resource kind defined in code (tasks.Datastore); an AsyncResource has none. */
+    readonly rules?: KindRules;
+}
+
+/** What a resource kind defined in code adds to its dialect's wire facts. */
+export interface KindRules {
+    /**
+     * Lookups filter by the whole natural key and answer whole records: a record of another key in
+     * their answer is a contract error, never a candidate, and the one found needs no second read.
+     */
+    readonly exactLookup: boolean;
+    /** The API refuses a second resource with the natural key (409): a keyed create may be sent while one holds it. */
+    readonly uniqueKey: boolean;
+    /**
+     * The natural key is the identity: a read finds the resource by it (so one made again under the
+     * key outside Pulumi is the one read), not by the API id on record.
+     */
+    readonly readsByKey: boolean;
+    /**
+     * The API id in a URI an operation names as what it made (`/datastores/<id>`), or the problem
+     * with it: a URI outside the collection, on another origin or with credentials is refused.
+     */
+    memberId(uri: string, baseUrl: string): { readonly id: string } | { readonly problem: string };
+    /** What `adopt: true` does with what exists, for the message that refuses to take it over. */
+    adoptNote(record: unknown): string;
+    /** The error for a record not of the kind's shape, answered to `method path`; undefined when it is usable. */
+    recordError(record: unknown, method: string, path: string): Error | undefined;
+    /** Why a record shows the resource beyond repair (tainted: the next up replaces it), or undefined. */
+    brokenReason(record: unknown): string | undefined;
+    /** Why an existing resource may not be adopted as the program's, or undefined: then it is taken as it is. */
+    adoptRefusal(body: Record<string, unknown>, record: unknown, id: string): Error | undefined;
+    /** The body of an update: what may change in place. */
+    updateBody(body: Record<string, unknown>): unknown;
+    /** The body as the record shows it (see asyncState's bodyAsRecorded). */
+    bodyAsRecorded(body: Record<string, unknown>, record: unknown): Record<string, unknown>;
+    /** What an existing resource is, for the message that refuses to take it over. */
+    existsDetail(record: unknown): string;
+}
+
+/** The body as a record of the resource shows it: by its kind's rule, else value by value (bodyAsRecorded). */
+export function recordedBody(spec: AsyncSpec, body: Record<string, unknown>, record: unknown): Record<string, unknown> {
+    return spec.rules ? spec.rules.bodyAsRecorded(body, record) : bodyAsRecorded(body, record);
 }
 
 /** Where a list answer keeps its items, by default, in the order tried. */
@@ -57,6 +101,8 @@ export function dialectOf(api: ApiInputs): Dialect | SpecProblem[] {
             const options = genericOptions(api.generic ?? {});
             return Array.isArray(options) ? options : genericDialect(options);
         }
+        case "greenlake":
+            return greenlakeDialect();
         case "azure-arm":
             return azureArmDialect();
         case "azure":
@@ -90,7 +136,7 @@ export function dialectOf(api: ApiInputs): Dialect | SpecProblem[] {
             return [
                 {
                     property: "api.dialect",
-                    reason: `${JSON.stringify(api.dialect)} is no dialect; use generic, azure-arm, azure, google or aws-cloudcontrol`,
+                    reason: `${JSON.stringify(api.dialect)} is no dialect; use generic, greenlake, azure-arm, azure, google or aws-cloudcontrol`,
                 },
             ];
     }

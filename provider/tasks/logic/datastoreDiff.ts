@@ -28,10 +28,21 @@ export function diffDatastore(olds: Partial<DatastoreOutputs>, news: DatastoreIn
         timeoutsChanged(olds, news) ||
         news.adopt !== (olds.adopt ?? false) ||
         news.untaint !== (olds.untaint ?? false) ||
-        olds.tainted === true;
+        olds.tainted === true ||
+        unresolved(olds);
     // Unknown during preview counts as unchanged: the unsafe case, which must delete first.
     const keepsKey = NATURAL_KEY.every((key) => isUnknown(news[key]) || news[key] === olds[key]);
     return { changes: changed, replaces, deleteBeforeReplace: replaces.length > 0 && keepsKey };
+}
+
+/**
+ * A create not resolved yet (nothing on record of what it made) or a task of ours last seen running is
+ * always a change: a refresh that clears the init errors of partial state must not strand it, since
+ * only an update resolves it.
+ */
+function unresolved(olds: Partial<DatastoreOutputs>): boolean {
+    const running = olds.state === "CREATING" || olds.state === "UPDATING";
+    return olds.datastoreId === undefined || (running && olds.taskId !== undefined);
 }
 
 /** Timeouts compared duration by duration, so the order of their keys is no change. */

@@ -269,7 +269,7 @@ export interface DatastoreList {
 }
 
 /** Where an async operation is. Clients must treat any other value as an unknown state. */
-export type TaskState = "QUEUED" | "RUNNING" | "SUCCEEDED" | "FAILED";
+export type TaskState = "INITIALIZED" | "RUNNING" | "SUCCEEDED" | "FAILED";
 
 /** Why an operation failed. */
 export interface TaskError {

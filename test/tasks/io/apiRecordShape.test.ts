@@ -5,7 +5,8 @@
 // resource's `sizeInBytes`, in outputs the engine can take (a protobuf Struct: an undefined value in them
 // is "Unexpected struct type"). A record that lacks what the provider reads is a TaskApiContractError
 // naming the field. A create sends the body HPE's provider sends, and ends in full state when the
-// operation names no datastore (HPE captured `associatedResources: []` after a create). The Datastore
+// operation names its datastore only by `sourceResourceUri` (HPE captured `associatedResources: []` after a
+// create), or names none. The Datastore
 // lifecycle, as the provider runs it, against hand-made node:http servers on port 0; fake time.
 
 import { strict as assert } from "node:assert";
@@ -124,38 +125,51 @@ describe("the datastore API in the real API's shapes (issue 19, greenlake)", () 
     });
 
     describe("create", () => {
-        it("POSTs the body HPE's provider sends, and finds what an operation naming nothing made by its natural key", async () => {
-            let created = false;
-            let polls = 0;
-            const location = `${ASYNC_OPERATIONS_PATH}/${OPERATION_ID}`;
-            const api = await hostileApi((request, response) => {
-                if (request.method === "POST") {
-                    created = true;
-                    // The real API answers the POST with an empty object (create/post-response.json).
-                    json(response, 202, {}, { location });
-                } else if (pathOf(request.url) === location)
-                    json(response, 200, apiOperation(polls++ === 0 ? "RUNNING" : "SUCCEEDED"));
-                else if (pathOf(request.url) === DATASTORES_PATH)
-                    json(response, 200, apiList(created ? [apiRecord()] : []));
-                else json(response, 404, { errorCode: "HPE_GL_ERROR_NOT_FOUND", message: "not found" });
+        // HPE captured `associatedResources: []` after a create (FF-31311); its done operation names the
+        // datastore by `sourceResourceUri` (async5.json), which the dialect reads at the datastore's own path,
+        // as HPE's provider does. An operation naming nothing at all is looked up by the natural key.
+        for (const [what, names, read] of [
+            ["by sourceResourceUri", true, `GET ${DATASTORES_PATH}/${DATASTORE_ID}`],
+            ["nothing", false, `GET ${DATASTORES_PATH}`],
+        ] as const) {
+            it(`POSTs the body HPE's provider sends, and reads what an operation naming ${what} made`, async () => {
+                let created = false;
+                let polls = 0;
+                const location = `${ASYNC_OPERATIONS_PATH}/${OPERATION_ID}`;
+                const api = await hostileApi((request, response) => {
+                    const path = pathOf(request.url);
+                    if (request.method === "POST") {
+                        created = true;
+                        // The real API answers the POST with an empty object (create/post-response.json).
+                        json(response, 202, {}, { location });
+                    } else if (path === location) {
+                        const done = polls++ > 0;
+                        const answer = apiOperation(done ? "SUCCEEDED" : "RUNNING");
+                        json(response, 200, names ? answer : { ...answer, sourceResourceUri: null });
+                    } else if (path === DATASTORES_PATH) json(response, 200, apiList(created ? [apiRecord()] : []));
+                    else if (created && path === `${DATASTORES_PATH}/${DATASTORE_ID}`) json(response, 200, apiRecord());
+                    else json(response, 404, { errorCode: "HPE_GL_ERROR_NOT_FOUND", message: "not found" });
+                });
+                const { lifecycle } = lifecycleOf(api.url, time);
+                const { id, outs } = await lifecycle.create(datastoreInputs({ createToken: "tok-1" }) as RawInputs);
+                const posts = api.received.filter((request) => request.method === "POST");
+                assert.equal(posts.length, 1);
+                assert.deepEqual(JSON.parse(posts[0]?.body ?? ""), {
+                    name: "ds19",
+                    sizeInBytes: 16 * GIB,
+                    storageSystemId: HCI,
+                    targetHypervisorClusterId: CLUSTER,
+                    datastoreType: "VMFS",
+                });
+                const requests = api.received.map((request) => `${request.method} ${pathOf(request.url)}`);
+                assert.equal(requests.at(-1), read, requests.join(", "));
+                assert.equal(id, ID);
+                assert.deepEqual(
+                    [outs.datastoreId, outs.sizeInBytes, outs.state, outs.tainted, outs.taskId],
+                    [DATASTORE_ID, 16 * GIB, "OK", false, OPERATION_ID],
+                );
+                asStruct(outs);
             });
-            const { lifecycle } = lifecycleOf(api.url, time);
-            const { id, outs } = await lifecycle.create(datastoreInputs({ createToken: "tok-1" }) as RawInputs);
-            const posts = api.received.filter((request) => request.method === "POST");
-            assert.equal(posts.length, 1);
-            assert.deepEqual(JSON.parse(posts[0]?.body ?? ""), {
-                name: "ds19",
-                sizeInBytes: 16 * GIB,
-                storageSystemId: HCI,
-                targetHypervisorClusterId: CLUSTER,
-                datastoreType: "VMFS",
-            });
-            assert.equal(id, ID);
-            assert.deepEqual(
-                [outs.datastoreId, outs.sizeInBytes, outs.state, outs.tainted, outs.taskId],
-                [DATASTORE_ID, 16 * GIB, "OK", false, OPERATION_ID],
-            );
-            asStruct(outs);
-        });
+        }
     });
 });

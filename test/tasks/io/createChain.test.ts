@@ -3,12 +3,13 @@
 // was made with one size and is gone since is created again with another size and the same createToken:
 // its first key was used with other inputs, so the server answers 422 (idempotency_key_reused) instead of
 // replaying it. With no datastore of the name, that key is spent like a replayed one and the next key
-// creates; with one of the name, 422 stays an error (that datastore may be what the key made). Fake time.
+// creates; with one of the name, 422 stays an error (that datastore may be what the key made): a
+// ResourceExistsError, the next key never tried. Fake time.
 
 import { strict as assert } from "node:assert";
 import { inspect } from "node:util";
 import type { TaskApiServer } from "../../../provider/taskApiServer/taskApiServer";
-import { TaskApiError } from "../../../provider/tasks/errors/taskApiError";
+import { ResourceExistsError } from "../../../provider/tasks/errors/resourceExistsError";
 import type { RawInputs } from "../../../provider/tasks/logic/datastoreState";
 import { DATASTORES_PATH } from "../../../provider/tasks/protocol/wire";
 import { datastoreInputs, FakeTime, GIB, rejection, Servers } from "../client/support";
@@ -57,10 +58,36 @@ describe("a createToken whose first key made a create of other inputs", () => {
 
     it("stays an error when a datastore has the name (it may be what the key made)", async () => {
         const { lifecycle } = lifecycleOf(server.url, time);
+        const { outs } = await lifecycle.create(inputs(16 * GIB));
+        const error = await rejection(lifecycle.create(inputs(32 * GIB)));
+        // The engine refuses it as an existing datastore the user has to claim (adopt) or leave.
+        assert.ok(error instanceof ResourceExistsError, inspect(error));
+        assert.equal(error.existingId, outs.datastoreId);
+        assert.equal(error.hasToken, true);
+        assert.equal(server.datastores().length, 1);
+        const keys = server
+            .requests()
+            .filter((r) => r.method === "POST")
+            .map((r) => [r.idempotencyKey, r.status]);
+        assert.deepEqual(
+            keys,
+            [
+                ["tok", 202],
+                ["tok", 422],
+            ],
+            "the next key is not tried",
+        );
+    });
+
+    it("says that datastore may be what the key made, and what adopting a datastore asks", async () => {
+        const { lifecycle } = lifecycleOf(server.url, time);
         await lifecycle.create(inputs(16 * GIB));
         const error = await rejection(lifecycle.create(inputs(32 * GIB)));
-        assert.ok(error instanceof TaskApiError, inspect(error));
-        assert.equal(error.status, 422);
-        assert.equal(server.datastores().length, 1);
+        assert.ok(error instanceof ResourceExistsError, inspect(error));
+        // The token's first key made it (POST "tok" answered 202): saying none of them did points the user
+        // at "choose another natural key", which leaves their own datastore behind, managed by nothing.
+        assert.doesNotMatch(error.message, /none of the creates of this resource's createToken made it/);
+        // Adopting a datastore asks its size and type to match (the Datastore's adoptNote), not a body sent to it.
+        assert.match(error.message, /its size and type must match the program/);
     });
 });

@@ -34,7 +34,10 @@ describe("a datastore in ERROR leads to a replacement, never to a loop of refuse
         const error = await rejection(lifecycle.create({ ...datastoreInputs(), createToken: "tok" } as RawInputs));
         assert.ok(error instanceof PartialStateError, inspect(error));
         assert.equal(error.properties.tainted, true);
-        assert.match(String(error.properties.taintReason), /ended FAILED, but reading its datastore failed/);
+        assert.match(
+            String(error.properties.taintReason),
+            /^the create of datastore "ds19" .* ended failed, but reading what it made failed: the task API answered GET .* with 500/,
+        );
         assert.equal(server.datastores()[0]?.state, "ERROR");
     });
 

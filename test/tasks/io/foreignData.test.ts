@@ -12,9 +12,9 @@ import { strict as assert } from "node:assert";
 import { inspect } from "node:util";
 import type { DatastoreOutputs } from "../../../provider/tasks/datastoreSchema";
 import { CreateOutcomeUnknownError } from "../../../provider/tasks/errors/createOutcomeUnknownError";
-import { DatastoreExistsError } from "../../../provider/tasks/errors/datastoreExistsError";
 import { MalformedResponseError } from "../../../provider/tasks/errors/malformedResponseError";
 import { PartialStateError } from "../../../provider/tasks/errors/partialStateError";
+import { ResourceExistsError } from "../../../provider/tasks/errors/resourceExistsError";
 import { TaskApiContractError } from "../../../provider/tasks/errors/taskApiContractError";
 import type { RawInputs } from "../../../provider/tasks/logic/datastoreState";
 import { ASYNC_OPERATIONS_PATH, DATASTORES_PATH } from "../../../provider/tasks/protocol/wire";
@@ -77,7 +77,7 @@ describe("answers naming other datastores (issue 18 §1)", () => {
             assert.ok(error instanceof TaskApiContractError, inspect(error));
             assert.match(
                 error.message,
-                /answered a lookup of datastore "ds19" .*\(GET \/virtualization\/v1beta1\/datastores\?filter=.*\) with 1 of \d datastores that do not match the filter/,
+                /answered a lookup of datastore "ds19" .*\(GET \/virtualization\/v1beta1\/datastores\?filter=.*\) with 1 of \d records that do not match the filter/,
             );
             assert.match(error.message, /so nothing was read, adopted or deleted/);
             assert.match(error.message, /Check that the API honours the `filter` parameter/);
@@ -108,11 +108,11 @@ describe("answers naming other datastores (issue 18 §1)", () => {
                 assert.deepEqual(methods(api), [`GET ${DATASTORES_PATH}`]);
             });
 
-            it(`${what}: a create is refused without naming the foreign datastore (no DatastoreExistsError)`, async () => {
+            it(`${what}: a create is refused without naming the foreign datastore (no ResourceExistsError)`, async () => {
                 const api = await ignoringFilter([foreign]);
                 const { lifecycle } = lifecycleOf(api.url, time);
                 const error = await rejection(lifecycle.create(INPUTS));
-                assert.ok(!(error instanceof DatastoreExistsError), inspect(error));
+                assert.ok(!(error instanceof ResourceExistsError), inspect(error));
                 assertContractError(error);
             });
         }
@@ -121,7 +121,7 @@ describe("answers naming other datastores (issue 18 §1)", () => {
             const api = await ignoringFilter([record(), record({ id: "foreign-7", name: "ds20" })]);
             const { lifecycle } = lifecycleOf(api.url, time);
             const error = assertContractError(await rejection(lifecycle.read(ID, { ...PENDING, datastoreId: "d1" })));
-            assert.match(error.message, /with 1 of 2 datastores/);
+            assert.match(error.message, /with 1 of 2 records/);
         });
 
         it("ours with its UUIDs in capitals is still ours (UUIDs compare case-insensitively)", async () => {
@@ -161,10 +161,13 @@ describe("answers naming other datastores (issue 18 §1)", () => {
             const error = await rejection(lifecycle.create({ ...INPUTS, createToken: "tok-1" }));
             assert.ok(error instanceof PartialStateError, inspect(error));
             assert.equal(error.properties.datastoreId, undefined, "the foreign datastore is not recorded");
-            assert.match(error.message, /task t1 names datastore d9, which is not datastore "ds19"/);
+            assert.match(
+                error.message,
+                /the create of datastore "ds19" .* names "d9", which is not datastore "ds19" .*\(its natural key is "[^"]*\/c0ffee00-0000-4000-8000-000000000003\/ds19"\): the API answered for another resource, so nothing was recorded/,
+            );
         });
 
-        it("a 409 whose existingId names a datastore of another name: a contract error, not DatastoreExistsError", async () => {
+        it("a 409 whose existingId names a datastore of another name: a contract error, not ResourceExistsError", async () => {
             const api = await hostileApi((request, response) => {
                 const path = pathOf(request.url);
                 if (request.method === "GET" && path === DATASTORES_PATH) json(response, 200, list([]));
@@ -177,7 +180,7 @@ describe("answers naming other datastores (issue 18 §1)", () => {
             assert.ok(error instanceof TaskApiContractError, inspect(error));
             assert.match(
                 error.message,
-                /the 409 refusing the create names datastore foreign-7, which is not datastore "ds19"/,
+                /the conflict refusing the create names "foreign-7", which is not datastore "ds19" .*: the API answered for another resource, so nothing was recorded, adopted or deleted/,
             );
         });
     });
@@ -233,7 +236,10 @@ describe("answers naming other datastores (issue 18 §1)", () => {
                 const { lifecycle } = lifecycleOf(api.url, time);
                 const read = await rejection(lifecycle.read(ID, PENDING));
                 assert.ok(read instanceof MalformedResponseError, inspect(read));
-                assert.match(read.message, /item 0 is not a datastore: its id .* is not an id of the API/);
+                assert.match(
+                    read.message,
+                    /is not valid: the answer is not a datastore: its id .* is not an id of the API/,
+                );
                 const deleted = await rejection(lifecycle.delete(ID, PENDING));
                 assert.ok(deleted instanceof MalformedResponseError, inspect(deleted));
                 assert.ok(
@@ -254,10 +260,13 @@ describe("answers naming other datastores (issue 18 §1)", () => {
             const { lifecycle } = lifecycleOf(api.url, time);
             const error = await rejection(lifecycle.create({ ...INPUTS, createToken: "tok-1" }));
             assert.ok(error instanceof TaskApiContractError, inspect(error));
+            // The id came from the API's 409, not from the stack's state: the message says so, and does not
+            // send the user to `pulumi refresh`, which cannot change what the API answers.
             assert.match(
                 error.message,
-                /names datastore "\.\.\/\.\.\/admin\/users\/7", which is not an id of the task API/,
+                /the conflict refusing the create names "\.\.\/\.\.\/admin\/users\/7", which is not an id of the API; nothing was read, adopted or deleted/,
             );
+            assert.doesNotMatch(error.message, /pulumi refresh/);
             assertOnlyInsideTheCollections(api);
         });
 
@@ -295,10 +304,15 @@ describe("answers naming other datastores (issue 18 §1)", () => {
             });
         }
 
-        it("a GET answering another id than the one asked: refused, nothing deleted", async () => {
+        it("a GET answering another id than the one asked: refused, the delete unconfirmed; only the id on record is touched", async () => {
+            // The engine deletes the id the stack recorded without reading it first (a DELETE answered 404 is
+            // a delete done; an operation of ours still running is in the state), so the DELETE of d1 is
+            // sent; the read that is to confirm it gone answers d2, which is refused: the delete fails, so the
+            // engine keeps the datastore in the stack's state, and d2 is never asked for nor deleted.
             const api = await hostileApi((request, response) => {
                 if (request.method === "DELETE")
                     json(response, 202, { taskUri: TASK_LOCATION }, { location: TASK_LOCATION });
+                else if (pathOf(request.url) === TASK_LOCATION) json(response, 200, operation("t1", "SUCCEEDED"));
                 else json(response, 200, record({ id: "d2" }));
             });
             const { lifecycle } = lifecycleOf(api.url, time);
@@ -306,9 +320,15 @@ describe("answers naming other datastores (issue 18 §1)", () => {
             assert.ok(error instanceof TaskApiContractError, inspect(error));
             assert.match(
                 error.message,
-                /answered GET \/virtualization\/v1beta1\/datastores\/d1 with datastore "d2", not the one asked for/,
+                /answered GET \/virtualization\/v1beta1\/datastores\/d1 with the record of "d2", not the one asked for, so nothing of it was used/,
             );
-            assert.deepEqual(methods(api), [`GET ${DATASTORES_PATH}/d1`]);
+            assert.deepEqual(methods(api), [
+                `DELETE ${DATASTORES_PATH}/d1`,
+                `GET ${TASK_LOCATION}`,
+                `GET ${DATASTORES_PATH}/d1`,
+            ]);
+            assert.ok(!api.received.some((request) => request.url.includes("d2")), "d2 is never asked for");
+            assertOnlyInsideTheCollections(api);
         });
 
         it("a 202 whose Location leaves the task collection: nothing is followed; the create is pending, not tainted", async () => {

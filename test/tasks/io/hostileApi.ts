@@ -10,10 +10,9 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { seededRandom } from "../../../provider/shared/random";
-import { DEFAULT_POLL_SCHEDULE } from "../../../provider/tasks/client/pollSchedule";
 import { TaskApiClient } from "../../../provider/tasks/client/taskApiClient";
-import { DatastoreApi } from "../../../provider/tasks/io/datastoreApi";
-import { DatastoreLifecycle } from "../../../provider/tasks/io/datastoreLifecycle";
+import { DatastoreProvider } from "../../../provider/tasks/datastoreProvider";
+import type { DatastoreInputs, DatastoreOutputs } from "../../../provider/tasks/datastoreSchema";
 import type { TaskProcessContext } from "../../../provider/tasks/processContext";
 import {
     ASYNC_OPERATIONS_PATH,
@@ -183,8 +182,16 @@ export function assertOnlyInsideTheCollections(api: HostileApi): void {
 }
 
 /** What a lifecycle under test reported, and the abort controller of its context. */
+/** The Datastore's operations, as the provider runs them, called as the engine calls them. */
+export interface DatastoreOperations {
+    create(inputs: DatastoreInputs): Promise<{ id: string; outs: DatastoreOutputs }>;
+    read(id: string, props?: DatastoreOutputs): Promise<{ id?: string; props?: DatastoreOutputs }>;
+    update(olds: DatastoreOutputs, news: DatastoreInputs): Promise<{ outs: DatastoreOutputs }>;
+    delete(id: string, props: DatastoreOutputs): Promise<void>;
+}
+
 export interface LifecycleUnderTest {
-    readonly lifecycle: DatastoreLifecycle;
+    readonly lifecycle: DatastoreOperations;
     readonly reports: string[];
     readonly controller: AbortController;
 }
@@ -216,8 +223,23 @@ export function lifecycleOf(
         track: (work) => work,
     };
     return {
-        lifecycle: new DatastoreLifecycle(new DatastoreApi(client), context, DEFAULT_POLL_SCHEDULE),
+        lifecycle: operationsOf(new DatastoreProvider(context, {}, () => client)),
         reports,
         controller,
+    };
+}
+
+function operationsOf(provider: DatastoreProvider): DatastoreOperations {
+    return {
+        create: async (inputs) => {
+            const { id, outs } = await provider.create(inputs);
+            return { id, outs: outs as DatastoreOutputs };
+        },
+        read: async (id, props) => {
+            const read = await provider.read(id, props);
+            return { ...(read.id ? { id: read.id } : {}), ...(read.props ? { props: read.props } : {}) };
+        },
+        update: async (olds, news) => ({ outs: (await provider.update("", olds, news)).outs as DatastoreOutputs }),
+        delete: (id, props) => provider.delete(id, props),
     };
 }

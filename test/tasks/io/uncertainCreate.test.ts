@@ -7,8 +7,9 @@
 // Idempotency-Key draft), or 429 with a Retry-After past the deadline. The create's outcome is then
 // unknown: recorded as a pending create (partial state, not tainted, no datastore id), never as nothing,
 // never as someone else's datastore; the next up resolves it by replaying the request as it was sent
-// (its key and body, even when the program's createToken or size changed since; by its name when it was
-// sent without a key) and records the one datastore. A POST refused outright (no earlier attempt of unknown outcome) stays a plain refusal.
+// (its key and body, even when the program's createToken or size changed since, whose changes the same
+// update then sends; by the key the engine sent it with when the program gave no createToken) and records
+// the one datastore. A POST refused outright (no earlier attempt of unknown outcome) stays a plain refusal.
 // Fake time.
 
 import { strict as assert } from "node:assert";
@@ -139,45 +140,79 @@ describe("a create whose POST had an attempt of unknown outcome, then a refused 
         });
     }
 
-    it("the next up resumes it as it was sent (its key, its size), though the program changed both since", async () => {
+    it("the next up resumes it as it was sent (its key), then sends the program's changes to the one datastore", async () => {
         const api = await gateway([madeThenAnswered(502), badRequest]);
         const { lifecycle } = lifecycleOf(api.url, time);
         const error = await rejection(lifecycle.create(inputs()));
         assert.ok(error instanceof PartialStateError, inspect(error));
         const [made] = server.datastores();
         const changed = { ...inputs(), createToken: "tok-2", sizeInBytes: 32 * GIB } as RawInputs;
+        // The engine resolves the pending create by replaying the request as it was sent (key "tok", 16 GiB),
+        // then, in the same update, sends the program's size to what it made and records the program's token.
         const { outs } = await lifecycle.update(error.properties as unknown as DatastoreOutputs, changed);
         assert.equal(outs.datastoreId, made?.id, "its own datastore, not refused as someone else's");
-        assert.equal(outs.createToken, "tok", "the key chain it was made by, until the next up records the program's");
-        assert.equal(outs.sizeInBytes, 16 * GIB);
+        assert.equal(outs.tainted, false);
+        assert.equal(outs.sizeInBytes, 32 * GIB);
+        assert.equal(outs.createToken, "tok-2");
+        assert.equal(server.datastores().length, 1);
+        assert.equal(server.datastores()[0]?.capacityInBytes, 32 * GIB);
+        const posts = server.requests().filter((r) => r.method === "POST");
+        assert.deepEqual(
+            posts.map((r) => [r.idempotencyKey, r.status]),
+            [
+                ["tok", 202],
+                ["tok", 202],
+            ],
+            "replayed with the key it was sent with; the new token's keys are never sent",
+        );
+        const sent = api.received.filter((r) => r.method === "POST").map((r) => JSON.parse(r.body).sizeInBytes);
+        // The first POST, its retry the gateway refused, and the replay of the next up.
+        assert.deepEqual(sent, [16 * GIB, 16 * GIB, 16 * GIB], "replayed with the body it was sent with");
+        assert.equal(server.requests().filter((r) => r.method === "PATCH").length, 1, "one resize");
+        // The next up has nothing left to do.
+        assert.equal(diffDatastore(outs, changed).changes, false);
+    });
+
+    it("a create sent without a token whose answer is lost is replayed by the key the engine sent it with: one datastore", async () => {
+        const api = await gateway([madeThenAnswered(502)]);
+        const { lifecycle } = lifecycleOf(api.url, time);
+        const { outs } = await lifecycle.create(datastoreInputs() as RawInputs);
+        const [made] = server.datastores();
+        assert.equal(outs.datastoreId, made?.id);
         assert.equal(server.datastores().length, 1);
         const keys = server
             .requests()
             .filter((r) => r.method === "POST")
-            .map((r) => [r.idempotencyKey, r.status]);
-        assert.deepEqual(keys, [
-            ["tok", 202],
-            ["tok", 202],
-        ]);
-        // The next up: the size grows in place, and the program's token is recorded.
-        assert.deepEqual(diffDatastore(outs, changed), { changes: true, replaces: [], deleteBeforeReplace: false });
-        const { outs: resized } = await lifecycle.update(outs, changed);
-        assert.equal(resized.sizeInBytes, 32 * GIB);
-        assert.equal(resized.createToken, "tok-2");
-        assert.equal(server.datastores()[0]?.capacityInBytes, 32 * GIB);
+            .map((r) => r.idempotencyKey);
+        assert.equal(keys.length, 2);
+        assert.ok(keys[0] !== undefined && keys[0] === keys[1], `one key, sent twice: ${keys.join(", ")}`);
     });
 
-    it("a pending create sent without a token is resumed by its name, though the program has a createToken now", async () => {
+    it("a pending create sent without a token is resumed by the key it was sent with, though the program has a createToken now", async () => {
         const api = await gateway([madeThenAnswered(502)]);
-        const { lifecycle } = lifecycleOf(api.url, time);
+        // No retry in the client: the create ends with its outcome unknown.
+        const { lifecycle } = lifecycleOf(api.url, time, { maxAttempts: 1 });
         const error = await rejection(lifecycle.create(datastoreInputs() as RawInputs));
         assert.ok(error instanceof PartialStateError, inspect(error));
-        assert.match(error.message, /finds it by its name/);
+        assert.match(error.message, /finds it by its natural key/);
+        assert.equal(error.properties.tainted, false);
+        assert.equal(error.properties.datastoreId, undefined);
+        const [first] = server.requests().filter((r) => r.method === "POST");
+        assert.ok(first?.idempotencyKey, "the engine sent the create with a key of its own");
+        assert.equal(error.properties.createKey, first.idempotencyKey, "the key it was sent with is recorded");
         const [made] = server.datastores();
         const { outs } = await lifecycle.update(error.properties as unknown as DatastoreOutputs, inputs());
         assert.equal(outs.datastoreId, made?.id);
+        assert.equal(outs.tainted, false);
         assert.equal(server.datastores().length, 1);
-        assert.equal(server.requests().filter((r) => r.method === "POST").length, 1, "no POST with the new token");
+        assert.deepEqual(
+            server
+                .requests()
+                .filter((r) => r.method === "POST")
+                .map((r) => r.idempotencyKey),
+            [first.idempotencyKey, first.idempotencyKey],
+            "replayed by its own key; no POST with the new token's",
+        );
     });
 
     it("a pending create keeps the key it was sent with when its resumption fails (the lookup refused)", async () => {

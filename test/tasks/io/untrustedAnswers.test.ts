@@ -1,23 +1,33 @@
 // Guards what the Datastore operations make of answers the task API's contract rules out (issue 18 §1
 // and §2): a delete task that reports success while the datastore stays (the delete fails, so the engine
-// keeps the resource); a Location carrying credentials or pointing elsewhere on a 202 (the datastore may
-// exist: a pending create, not tainted, with the credentials never in a message) or on a 200 list (where
-// the contract gives Location no meaning: ignored); bodies nested 100,000 levels (no RangeError; a 400 or
+// keeps the resource); a Location carrying credentials or pointing elsewhere on a 202 (the operation is
+// followed by its id on the API's own origin, as HPE's provider does: nothing goes elsewhere, the
+// credentials are never used nor recorded) or on a 200 list (where the contract gives Location no
+// meaning: ignored); bodies nested 100,000 levels (no RangeError; a 400 or
 // 409 stays a definite answer, never "outcome unknown"). The Datastore lifecycle against hand-made
 // node:http servers on port 0; fake time.
 
 import { strict as assert } from "node:assert";
 import { inspect } from "node:util";
 import type { DatastoreOutputs } from "../../../provider/tasks/datastoreSchema";
-import { DatastoreDeleteUnconfirmedError } from "../../../provider/tasks/errors/datastoreDeleteUnconfirmedError";
-import { DatastoreExistsError } from "../../../provider/tasks/errors/datastoreExistsError";
+import { DeleteUnconfirmedError } from "../../../provider/tasks/errors/deleteUnconfirmedError";
 import { MalformedResponseError } from "../../../provider/tasks/errors/malformedResponseError";
-import { PartialStateError } from "../../../provider/tasks/errors/partialStateError";
+import { ResourceExistsError } from "../../../provider/tasks/errors/resourceExistsError";
 import { TaskApiError } from "../../../provider/tasks/errors/taskApiError";
 import type { RawInputs } from "../../../provider/tasks/logic/datastoreState";
 import { ASYNC_OPERATIONS_PATH, DATASTORES_PATH } from "../../../provider/tasks/protocol/wire";
-import { CLUSTER, datastoreInputs, FakeTime, HCI, rejection } from "../client/support";
-import { closeHostileApis, hostileApi, json, lifecycleOf, list, operation, pathOf, record } from "./hostileApi";
+import { CLUSTER, datastoreInputs, FakeTime, HCI, rejection, TOKEN } from "../client/support";
+import {
+    closeHostileApis,
+    hostileApi,
+    json,
+    lifecycleOf,
+    list,
+    operation,
+    pathOf,
+    record,
+    resource,
+} from "./hostileApi";
 
 const ID = `${HCI}/${CLUSTER}/ds19`;
 const INPUTS = datastoreInputs() as RawInputs;
@@ -53,17 +63,23 @@ describe("answers the contract rules out (issue 18)", () => {
             const api = await deleting(false);
             const { lifecycle } = lifecycleOf(api.url, time);
             const error = await rejection(lifecycle.delete(ID, RECORDED));
-            assert.ok(error instanceof DatastoreDeleteUnconfirmedError, inspect(error));
-            assert.equal(error.datastoreId, "d1");
-            assert.equal(error.taskId, "t-del");
+            assert.ok(error instanceof DeleteUnconfirmedError, inspect(error));
+            assert.equal(error.resourceId, "d1");
+            assert.equal(error.operation, "t-del");
             assert.match(
                 error.message,
-                /^datastore "ds19" .* \(id d1\): the API reported the delete task t-del succeeded, but the datastore still exists \(state OK\)\. It stays in the stack's state\. Check it at the API; run `pulumi destroy`/,
+                /^datastore "ds19" .* \(id d1\): the API said the delete \(operation t-del\) ended well, but the resource still exists\. It stays in the stack's state; check it at the API, then run `pulumi destroy`/,
             );
-            const gets = api.received.filter(
-                (request) => request.method === "GET" && pathOf(request.url).endsWith("/d1"),
+            // The engine deletes the id on record without reading it first; it reads it only after the task
+            // ended (again, while a read that may lag behind the delete still shows it), never before.
+            const paths = api.received.map((request) => `${request.method} ${pathOf(request.url)}`);
+            assert.deepEqual(paths.slice(0, 2), [`DELETE ${DATASTORES_PATH}/d1`, `GET ${DELETE_TASK}`]);
+            const gets = paths.slice(2);
+            assert.ok(gets.length >= 1, "looked after the task");
+            assert.ok(
+                gets.every((request) => request === `GET ${DATASTORES_PATH}/d1`),
+                `only d1 is read after the task: ${paths.join(", ")}`,
             );
-            assert.equal(gets.length, 2, "looked before and after the task");
         });
 
         it("succeeds once a GET confirms the datastore is gone (404)", async () => {
@@ -72,61 +88,67 @@ describe("answers the contract rules out (issue 18)", () => {
             await lifecycle.delete(ID, RECORDED);
             assert.deepEqual(
                 api.received.map((request) => `${request.method} ${pathOf(request.url)}`),
-                [
-                    `GET ${DATASTORES_PATH}/d1`,
-                    `DELETE ${DATASTORES_PATH}/d1`,
-                    `GET ${DELETE_TASK}`,
-                    `GET ${DATASTORES_PATH}/d1`,
-                ],
+                [`DELETE ${DATASTORES_PATH}/d1`, `GET ${DELETE_TASK}`, `GET ${DATASTORES_PATH}/d1`],
             );
         });
     });
 
     describe("Location only where the contract uses it, never with credentials", () => {
-        /** A server that creates: empty list, a 202 with `location`; nothing else should be asked. */
+        // The GreenLake dialect follows an operation by its id, the last segment of the 202's Location, on
+        // the API's own origin (as HPE's provider does with path.Base): a Location on another origin, or
+        // with credentials in it, never sends a request (nor the token) anywhere else, and its credentials
+        // are never used nor shown. The operation then ends as the API says, and what it made is recorded.
+
+        /** A server that creates d1 by operation t1, answering each 202 with the Location `location` names. */
         async function accepting(location: (base: string) => string) {
             const api = await hostileApi((request, response) => {
-                if (request.method === "GET" && pathOf(request.url) === DATASTORES_PATH) json(response, 200, list([]));
+                const path = pathOf(request.url);
+                if (request.method === "GET" && path === DATASTORES_PATH) json(response, 200, list([]));
                 else if (request.method === "POST") {
                     json(response, 202, { taskUri: "/x" }, { location: location(api.url) });
-                } else json(response, 200, operation("t1", "SUCCEEDED"));
+                } else if (path === `${ASYNC_OPERATIONS_PATH}/t1`) {
+                    json(
+                        response,
+                        200,
+                        operation("t1", "SUCCEEDED", { associatedResources: resource(`${DATASTORES_PATH}/d1`) }),
+                    );
+                } else if (path === `${DATASTORES_PATH}/d1`) json(response, 200, record());
+                else json(response, 404, { error: "not_found", message: "no" });
             });
             return api;
         }
 
         for (const [what, location] of [
             ["with userinfo", (base: string) => `${base.replace("//", "//user:pw@")}${ASYNC_OPERATIONS_PATH}/t1`],
-            ["on another origin", () => `http://elsewhere.example${ASYNC_OPERATIONS_PATH}/t1`],
+            ["on another origin", (_base: string, elsewhere: string) => `${elsewhere}${ASYNC_OPERATIONS_PATH}/t1`],
         ] as const) {
             for (const token of ["tok-1", undefined]) {
-                it(`a 202 whose Location is ${what} (${token ? "with" : "without"} a createToken): a pending create, not tainted, no credentials in it`, async () => {
-                    const api = await accepting(location);
-                    const { lifecycle } = lifecycleOf(api.url, time);
-                    const error = await rejection(
-                        lifecycle.create({ ...INPUTS, ...(token ? { createToken: token } : {}) }),
-                    );
-                    assert.ok(error instanceof PartialStateError, inspect(error));
-                    assert.equal(
-                        error.properties.tainted,
-                        false,
-                        "the next up resumes it, never replaces a good datastore",
-                    );
-                    assert.equal(error.properties.datastoreId, undefined);
-                    assert.match(
-                        error.message,
-                        /the create request's outcome is unknown \(the task API's answer to POST/,
-                    );
-                    assert.match(
-                        error.message,
-                        /a resource URI outside the collection is refused|carries credentials|not on the API's origin/,
-                    );
-                    const everything = JSON.stringify([error.message, error.reasons, error.properties, inspect(error)]);
-                    assert.ok(!everything.includes("user:pw") && !everything.includes("pw@"), everything);
+                it(`a 202 whose Location is ${what} (${token ? "with" : "without"} a createToken): followed by its id on the API's origin only, no credentials anywhere`, async () => {
+                    // Another origin that would answer anything: it must receive nothing.
+                    const other = await hostileApi((_request, response) => json(response, 200, {}));
+                    const api = await accepting((base) => location(base, other.url));
+                    const { lifecycle, reports } = lifecycleOf(api.url, time);
+                    const { outs } = await lifecycle.create({ ...INPUTS, ...(token ? { createToken: token } : {}) });
+                    assert.equal(outs.datastoreId, "d1", "what the operation made is recorded");
+                    assert.equal(outs.taskId, "t1");
+                    assert.equal(outs.tainted, false);
+                    assert.deepEqual(other.received, [], "nothing was sent to the other origin");
                     assert.deepEqual(
-                        api.received.map((request) => request.method),
-                        ["GET", "POST"],
-                        "nothing was followed",
+                        api.received.map((request) => `${request.method} ${pathOf(request.url)}`),
+                        [
+                            `GET ${DATASTORES_PATH}`,
+                            `POST ${DATASTORES_PATH}`,
+                            `GET ${ASYNC_OPERATIONS_PATH}/t1`,
+                            `GET ${DATASTORES_PATH}/d1`,
+                        ],
                     );
+                    assert.ok(
+                        api.received.every((request) => request.authorization === `Bearer ${TOKEN}`),
+                        "every request carries the API's token, never the Location's credentials",
+                    );
+                    const everything = JSON.stringify([outs, reports]);
+                    assert.ok(!everything.includes("user:pw") && !everything.includes("pw@"), everything);
+                    assert.ok(!everything.includes(TOKEN), everything);
                 });
             }
         }
@@ -154,7 +176,7 @@ describe("answers the contract rules out (issue 18)", () => {
             assert.match(error.message, /with 400: Bad Request \(the body is nested deeper than 64 levels/);
         });
 
-        it("a 409 on POST takes the existing-datastore path: DatastoreExistsError, nothing pending", async () => {
+        it("a 409 on POST takes the existing-datastore path: ResourceExistsError, nothing pending", async () => {
             let lists = 0;
             const api = await hostileApi((request, response) => {
                 // The list lags: it shows the datastore only after the POST.
@@ -163,8 +185,8 @@ describe("answers the contract rules out (issue 18)", () => {
             });
             const { lifecycle } = lifecycleOf(api.url, time);
             const error = await rejection(lifecycle.create({ ...INPUTS, createToken: "tok-1" }));
-            assert.ok(error instanceof DatastoreExistsError, inspect(error));
-            assert.equal(error.existing.id, "d1");
+            assert.ok(error instanceof ResourceExistsError, inspect(error));
+            assert.equal(error.existingId, "d1");
         });
 
         it("a 200 list is a malformed answer, not a RangeError", async () => {

@@ -59,6 +59,15 @@ describe("diffDatastore", () => {
             );
         });
 
+        it("a create not resolved yet, or a task of ours last seen running: always a change, so the next up resolves it", () => {
+            const changed = (props: Partial<DatastoreOutputs>) => diffDatastore(olds(props), news()).changes;
+            assert.equal(changed({ datastoreId: undefined, taskId: "t1" }), true, "pending create with its task");
+            assert.equal(changed({ datastoreId: undefined, taskId: undefined }), true, "create of unknown outcome");
+            assert.equal(changed({ state: "CREATING", taskId: "t1" }), true);
+            assert.equal(changed({ state: "UPDATING", taskId: "t1" }), true, "a resize whose end was not seen");
+            assert.equal(changed({ state: "OK", taskId: "t1" }), false, "the last task, seen to its end");
+        });
+
         it("whatever the outputs the API filled in (id, state, task)", () => {
             assert.deepEqual(
                 diffDatastore(olds({ state: "UPDATING", datastoreId: "other", taskId: undefined }), news()),

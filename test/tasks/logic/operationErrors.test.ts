@@ -5,10 +5,10 @@
 
 import { strict as assert } from "node:assert";
 import { LifecycleError } from "../../../provider/shared/errors/lifecycleError";
-import { DatastoreExistsError } from "../../../provider/tasks/errors/datastoreExistsError";
 import { DatastoreOperationError } from "../../../provider/tasks/errors/datastoreOperationError";
+import { OperationWaitError } from "../../../provider/tasks/errors/operationWaitError";
+import { ResourceExistsError } from "../../../provider/tasks/errors/resourceExistsError";
 import { TaskApiError } from "../../../provider/tasks/errors/taskApiError";
-import { TaskPollingError } from "../../../provider/tasks/errors/taskPollingError";
 import { namedFailure } from "../../../provider/tasks/logic/operationErrors";
 
 const LABEL = 'datastore "ds19" (cluster c, HCI cluster h)';
@@ -28,21 +28,20 @@ describe("namedFailure: an operation's error names its datastore", () => {
     });
 
     it("leaves an error that names it as it is", () => {
-        const error = new DatastoreExistsError(
-            LABEL,
-            { id: "d1", state: "OK", sizeInBytes: 1, datastoreType: "VMFS" } as never,
-            true,
-        );
+        const error = new ResourceExistsError(LABEL, "d1", true, "OK, 1 bytes VMFS");
         const message = error.message;
         assert.equal(namedFailure(error, LABEL, "ds19", "create").message, message);
     });
 
-    it("names it in a task's error too", () => {
-        const error = new TaskPollingError("/t/1", undefined, new Error("reset"));
-        assert.match(
-            namedFailure(error, LABEL, "ds19", "delete").message,
-            /^datastore "ds19" .*: could not follow task/,
-        );
+    it("names it in an operation's error too", () => {
+        const error = new OperationWaitError("polling", { kind: "greenlake-operation", ref: "t1" }, undefined, {
+            cause: new Error("reset"),
+            what: "operation t1",
+        });
+        const named = namedFailure(error, LABEL, "ds19", "delete");
+        assert.ok(named instanceof OperationWaitError);
+        assert.equal(named.handle.ref, "t1");
+        assert.equal(named.message, `${LABEL}: could not look at operation t1 (never seen): reset`);
     });
 
     it("wraps what is not the package's own (the abort of a Ctrl-C) in a DatastoreOperationError naming it", () => {

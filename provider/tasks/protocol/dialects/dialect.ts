@@ -139,6 +139,13 @@ export interface Dialect {
     atRest?(record: unknown): boolean;
     /** The resource in an answer to `read` (Cloud Control wraps it; most APIs answer it as is). */
     record(answer: HttpAnswer): unknown;
+    /**
+     * A conflict answered to a keyed create always means the natural key is taken: the API keeps no
+     * request in progress by its key (the IETF draft's 409 for one does not apply). Absent: it may.
+     */
+    readonly keyedConflictIsTaken?: boolean;
+    /** The id of what holds the natural key, when a conflict's body names it (GreenLake's `existingId`). */
+    conflictHolder?(body: unknown): unknown;
     /** What an error answer means; `body` is its parsed JSON, when there was any. */
     meaning(status: number, body: unknown): ErrorMeaning;
 }

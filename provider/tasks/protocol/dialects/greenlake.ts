@@ -15,9 +15,12 @@
 // package's GreenLake server (provider/taskApiServer) honours as the draft says; an API that ignores it
 // makes a create sent again a second request, which the natural key (409, or a lookup) then tells apart.
 
+import { MalformedResponseError } from "../../errors/malformedResponseError";
+import { TaskApiContractError } from "../../errors/taskApiContractError";
+import { describeValue } from "../answers";
 import { ASYNC_OPERATIONS_PATH, IDEMPOTENCY_KEY_HEADER, isApiId } from "../wire";
 import { describeError, numberField, objectOf, oneOf, percentField, stringField } from "./answerFields";
-import type { Dialect, ErrorMeaning, HttpAnswer, HttpCall, OperationView, Submitted } from "./dialect";
+import type { Dialect, ErrorMeaning, HttpAnswer, HttpCall, OperationHandle, OperationView, Submitted } from "./dialect";
 import { chainKey } from "./tokenForms";
 
 const OPERATION = "greenlake-operation";
@@ -73,22 +76,30 @@ export function greenlakeDialect(): Dialect {
             const record = kind === "delete" || answer.body === undefined ? {} : { record: answer.body };
             return { kind: "done", view: { state: "succeeded", status: String(answer.status), ...record } };
         },
-        poll: (handle) => ({
-            method: "GET",
-            path: `${ASYNC_OPERATIONS_PATH}/${encodeURIComponent(handle.ref)}`,
-            repeatable: true,
-        }),
-        polled: (_handle, answer) => operationView(answer),
+        poll: (handle) => ({ method: "GET", path: operationPath(handle), repeatable: true }),
+        polled: (handle, answer) => operationView(handle, answer),
         pollsReadErrors: () => false,
         record: (answer: HttpAnswer) => answer.body,
         meaning: greenlakeMeaning,
+        keyedConflictIsTaken: true,
+        conflictHolder: (body) => objectOf(body)?.existingId ?? undefined,
     };
 }
 
-/** What one look at an async operation says. */
-function operationView(answer: HttpAnswer): OperationView {
+/**
+ * What one look at an async operation says. An answer that is no operation at all (no object, no
+ * string `state`) says nothing of it: the look failed, and the operation is followed on, not ended.
+ */
+function operationView(handle: OperationHandle, answer: HttpAnswer): OperationView {
     const operation = objectOf(answer.body);
-    const state = stringField(operation, "state") ?? "";
+    const state = stringField(operation, "state");
+    if (state === undefined)
+        throw new MalformedResponseError(
+            "GET",
+            operationPath(handle),
+            `the answer is not an async operation: ${operation ? "it has no state" : "it is not an object"}`,
+            answer.status,
+        );
     const progress = percentField(operation, "progressPercent");
     const suggested = numberField(operation, "suggestedPollingIntervalSeconds");
     const base = {
@@ -97,8 +108,15 @@ function operationView(answer: HttpAnswer): OperationView {
         ...(suggested === undefined || suggested < 0 ? {} : { retryAfterMs: suggested * 1000 }),
     };
     if (oneOf(state, PENDING)) return { ...base, state: "pending" };
-    const made = resourceIdOf(operation);
-    const ended = { ...base, ...(made === undefined ? {} : { resourceId: made }) };
+    // The id is the URI's last segment (HPE's `path.Base`), when it is an id of the API's shape; the URI
+    // itself goes along, for a caller that knows where the resource's collection is.
+    const uri = madeUriOf(operation);
+    const made = uri === undefined ? undefined : lastSegmentId(uri);
+    const ended = {
+        ...base,
+        ...(made === undefined ? {} : { resourceId: made }),
+        ...(uri === undefined ? {} : { resourceLocation: uri }),
+    };
     if (oneOf(state, SUCCEEDED)) return { ...ended, state: "succeeded" };
     const error = describeError(operation?.error) ?? lastLogMessage(operation) ?? `state ${JSON.stringify(state)}`;
     if (oneOf(state, CANCELED)) return { ...ended, state: "canceled", error };
@@ -109,19 +127,27 @@ function operationView(answer: HttpAnswer): OperationView {
 }
 
 /**
- * The id of what an operation acted on: its one associated resource, else its `sourceResourceUri`; the
- * last segment of that URI (HPE's `path.Base`), when it is an id of the API's shape. Several associated
- * resources name no one of them (HPE's provider requires exactly one).
+ * The URI of what an operation acted on: its one associated resource, else its `sourceResourceUri`.
+ * Several associated resources name no one of them (HPE's provider requires exactly one).
  */
-function resourceIdOf(operation: Record<string, unknown> | undefined): string | undefined {
+function madeUriOf(operation: Record<string, unknown> | undefined): string | undefined {
     const associated = operation?.associatedResources;
     if (Array.isArray(associated) && associated.length > 0) {
         const uris = associated.map((resource) => stringField(resource, "resourceUri"));
-        if (uris.length === 1 && uris[0] !== undefined) return lastSegmentId(uris[0]);
+        if (uris.length === 1 && uris[0] !== undefined) return uris[0];
         if (uris.length > 1) return undefined;
     }
-    const source = stringField(operation, "sourceResourceUri");
-    return source === undefined ? undefined : lastSegmentId(source);
+    return stringField(operation, "sourceResourceUri");
+}
+
+/** Where an operation is read; a handle from the stack's state not of the API's shape sends no request. */
+function operationPath(handle: OperationHandle): string {
+    if (!isApiId(handle.ref))
+        throw new TaskApiContractError(
+            `the task id ${describeValue(handle.ref)} is not an id of the task API (one path segment of letters, digits, ` +
+                `".", "_", "~", "-"), so no request was sent for it. Run \`pulumi refresh\` to look the datastore up again.`,
+        );
+    return `${ASYNC_OPERATIONS_PATH}/${encodeURIComponent(handle.ref)}`;
 }
 
 /** The operation's id in a 202's Location: `<ASYNC_OPERATIONS_PATH>/<id>`, relative or absolute. */

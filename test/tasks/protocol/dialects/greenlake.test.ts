@@ -6,6 +6,7 @@
 // (`internal/simulator/fixtures/datastores/create/async1.json` .. `async5.json`). Pure.
 
 import { strict as assert } from "node:assert";
+import { MalformedResponseError } from "../../../../provider/tasks/errors/malformedResponseError";
 import type { OperationHandle } from "../../../../provider/tasks/protocol/dialects/dialect";
 import { greenlakeDialect } from "../../../../provider/tasks/protocol/dialects/greenlake";
 import { answer, NOW, TARGET } from "./support";
@@ -99,10 +100,12 @@ describe("the greenlake dialect", () => {
 
         it("looks at an operation by its id under /data-services/v1beta1/async-operations, never reading its errors as its end", () => {
             assert.deepEqual(dialect.poll(HANDLE), { method: "GET", path: OPERATION_PATH, repeatable: true });
-            assert.equal(
-                dialect.poll({ kind: "greenlake-operation", ref: "a b" }).path,
-                "/data-services/v1beta1/async-operations/a%20b",
-            );
+            // A handle from the stack's state that is not an id of the API's shape sends no request.
+            for (const ref of ["a b", "..", "../admin", ""])
+                assert.throws(
+                    () => dialect.poll({ kind: "greenlake-operation", ref }),
+                    /is not an id of the task API .* so no request was sent for it/,
+                );
             assert.equal(dialect.pollsReadErrors(HANDLE), false);
         });
 
@@ -211,6 +214,7 @@ describe("the greenlake dialect", () => {
                 progressPercent: 100,
                 retryAfterMs: 30_000,
                 resourceId: DATASTORE_ID,
+                resourceLocation: `/virtualization/v1beta1/datastores/${DATASTORE_ID}`,
             });
         });
 
@@ -274,6 +278,7 @@ describe("the greenlake dialect", () => {
                 progressPercent: 100,
                 retryAfterMs: 30_000,
                 resourceId: DATASTORE_ID,
+                resourceLocation: `/virtualization/v1beta1/datastores/${DATASTORE_ID}`,
                 error: "HPE_GL_DATASTORE_CREATE_FAILED: no space on the array",
             });
         });
@@ -302,19 +307,28 @@ describe("the greenlake dialect", () => {
             }
         });
 
-        for (const [what, body] of [
-            ["a state the API does not document", operation({ state: "QUEUED" })],
-            ["no state", operation({ state: undefined })],
-            ["a state that is not a string", operation({ state: 3 })],
-            ["a body that is no operation", ["RUNNING"]],
-            ["no body", undefined],
+        it("ends an operation with a state the API does not document as failed, naming the states it knows", () => {
+            const view = dialect.polled(HANDLE, answer(200, operation({ state: "QUEUED" })), NOW);
+            assert.equal(view.state, "failed");
+            assert.match(
+                view.error ?? "",
+                /^the operation's state "QUEUED" is none of INITIALIZED, RUNNING, PAUSED, UNSPECIFIED, SUCCEEDED, FAILED, TIMEDOUT, CANCELLED$/,
+            );
+        });
+
+        for (const [what, body, problem] of [
+            ["no state", operation({ state: undefined }), "it has no state"],
+            ["a state that is not a string", operation({ state: 3 }), "it has no state"],
+            ["a body that is no operation", ["RUNNING"], "it is not an object"],
+            ["no body", undefined, "it is not an object"],
         ] as const) {
-            it(`ends an operation with ${what} as failed, naming the states it knows`, () => {
-                const view = dialect.polled(HANDLE, answer(200, body), NOW);
-                assert.equal(view.state, "failed");
-                assert.match(
-                    view.error ?? "",
-                    /^the operation's state ".*" is none of INITIALIZED, RUNNING, PAUSED, UNSPECIFIED, SUCCEEDED, FAILED, TIMEDOUT, CANCELLED$/,
+            it(`refuses an answer with ${what} as no operation: the look failed, the operation is not ended`, () => {
+                assert.throws(
+                    () => dialect.polled(HANDLE, answer(200, body), NOW),
+                    (error: unknown) =>
+                        error instanceof MalformedResponseError &&
+                        error.status === 200 &&
+                        error.problem === `the answer is not an async operation: ${problem}`,
                 );
             });
         }
