@@ -77,7 +77,9 @@ describe("tasks.AsyncResource, greenlake dialect, against the package's GreenLak
         assert.equal(created.tainted, false);
         assert.equal((created.resource as { capacityInBytes?: number }).capacityInBytes, 16 * GIB);
         assert.ok(
-            server.requests().some((r) => r.method === "GET" && r.path.startsWith("/data-services/v1beta1/async-operations/")),
+            server
+                .requests()
+                .some((r) => r.method === "GET" && r.path.startsWith("/data-services/v1beta1/async-operations/")),
             "followed its async operation",
         );
 
@@ -86,7 +88,10 @@ describe("tasks.AsyncResource, greenlake dialect, against the package's GreenLak
 
         await provider.delete(id, created);
         assert.equal(server.datastores().length, 0, "the API no longer has it");
-        assert.ok(server.requests().every((r) => r.status !== 401), "every request carried the token");
+        assert.ok(
+            server.requests().every((r) => r.status !== 401),
+            "every request carried the token",
+        );
     });
 
     it("a create of unknown outcome is resumed by its token: one datastore; one not recorded at all is refused, naming adopt", async () => {
