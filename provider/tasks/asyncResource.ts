@@ -58,7 +58,14 @@ export interface AsyncResourceArgs {
     /** Where the API's records carry their id when the API chooses it on create (`id`); omit when the natural key is the id. */
     idField?: pulumi.Input<string>;
     /** How to find the resource by its natural key in the collection when the API chooses the id. */
-    lookup?: pulumi.Input<{ query?: pulumi.Input<string>; items?: pulumi.Input<string> }>;
+    lookup?: pulumi.Input<{
+        /** A query added to the collection path; `{key}` stands for the natural key (`filter=name eq '{key}'`). */
+        query?: pulumi.Input<string>;
+        /** Where the list answer has its items (default: the answer when it is a list, else `items`, `value` or `data`). */
+        items?: pulumi.Input<string>;
+        /** Where a list answer has its next page's URL or path (default `nextLink`); every page is read, up to 50. */
+        next?: pulumi.Input<string>;
+    }>;
     /** Top-level body properties whose change replaces the resource (the others update it in place). */
     replaceOnChanges?: pulumi.Input<pulumi.Input<string>[]>;
     /**

@@ -55,6 +55,11 @@ export interface LookupInputs {
     query?: string;
     /** Where the list answer has its items (default: the answer itself when it is a list, else `items`, `value` or `data`). */
     items?: string;
+    /**
+     * Where a list answer has the URL (or path) of its next page, when there is one: a selector such as
+     * `links.next` (default `nextLink`, as Azure and OData page). Every page is read, up to 50.
+     */
+    next?: string;
 }
 
 /** Resolved inputs of a `tasks.AsyncResource`, as `check` returns them. */

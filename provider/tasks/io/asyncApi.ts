@@ -26,6 +26,9 @@ export interface Deadline {
     readonly setting: string;
 }
 
+/** How many pages a lookup reads at most: a list that goes on is refused rather than read forever. */
+const MAX_LOOKUP_PAGES = 50;
+
 /** How many reads a result that lags behind its operation gets before the read is taken as the truth. */
 const SETTLE_LOOKS = 6;
 
@@ -168,12 +171,21 @@ export class AsyncApi {
     async lookUp(deadline: Deadline): Promise<Found | undefined> {
         const { spec } = this;
         if (spec.keyIsId) return this.get(spec.key, deadline);
-        const answer = await this.send({ method: "GET", path: spec.listPath, repeatable: true }, deadline);
-        const items = spec.listItems(answer.body);
-        if (!items)
-            throw new TaskApiContractError(
-                `${spec.label}: the list at ${spec.listPath} has no list of items where lookup.items says; set lookup.items to where they are`,
-            );
+        const items: unknown[] = [];
+        for (let page = 0, path: string | undefined = spec.listPath; path !== undefined; page++) {
+            if (page === MAX_LOOKUP_PAGES)
+                throw new TaskApiContractError(
+                    `${spec.label}: the lookup at ${spec.listPath} goes on past ${MAX_LOOKUP_PAGES} pages; narrow lookup.query so the natural key is found in fewer`,
+                );
+            const answer = await this.send({ method: "GET", path, repeatable: true }, deadline);
+            const pageItems = spec.listItems(answer.body);
+            if (!pageItems)
+                throw new TaskApiContractError(
+                    `${spec.label}: the list at ${path} has no list of items where lookup.items says; set lookup.items to where they are`,
+                );
+            items.push(...pageItems);
+            path = spec.nextPage(answer.body);
+        }
         for (const item of items) this.checkRecord(item, "GET", spec.listPath);
         const matches = items.filter((record) => spec.keyOf(record) === spec.key);
         if (spec.rules?.exactLookup && matches.length < items.length)

@@ -272,7 +272,7 @@ function lookup(value: unknown, fail: Fail): LookupInputs | undefined {
     }
     const given = value as Record<string, unknown>;
     const result: LookupInputs = {};
-    for (const key of ["query", "items"] as const) {
+    for (const key of ["query", "items", "next"] as const) {
         if (given[key] === undefined) continue;
         result[key] = text(`lookup.${key}`, given[key], fail);
     }

@@ -45,6 +45,8 @@ export interface AsyncSpec {
     /** The list lookup by natural key: its path and where its items are (keyIsId: none needed). */
     readonly listPath: string;
     readonly listItems: (answer: unknown) => unknown[] | undefined;
+    /** The path or URL of the page after this list answer; undefined on the last. */
+    readonly nextPage: (answer: unknown) => string | undefined;
     /** "widget \"w1\" at /widgets", for messages. */
     readonly label: string;
     /** The rules of a resource kind defined in code (tasks.Datastore); an AsyncResource has none. */
@@ -90,6 +92,9 @@ export interface KindRules {
 export function recordedBody(spec: AsyncSpec, body: Record<string, unknown>, record: unknown): Record<string, unknown> {
     return spec.rules ? spec.rules.bodyAsRecorded(body, record) : bodyAsRecorded(body, record);
 }
+
+/** Where a list answer has its next page, by default (Azure's and OData's `nextLink`). */
+const DEFAULT_NEXT_FIELD = "nextLink";
 
 /** Where a list answer keeps its items, by default, in the order tried. */
 const DEFAULT_ITEM_FIELDS = ["items", "value", "data"];
@@ -228,6 +233,7 @@ export function resolve(inputs: AsyncResourceInputs, problems: SpecProblem[]): A
     const idAt = inputs.idField === undefined ? undefined : selectorOf("idField", inputs.idField, problems);
     const itemsAt =
         inputs.lookup?.items === undefined ? undefined : selectorOf("lookup.items", inputs.lookup.items, problems);
+    const nextAt = selectorOf("lookup.next", inputs.lookup?.next ?? DEFAULT_NEXT_FIELD, problems);
     if (inputs.lookup?.query !== undefined && !/^[A-Za-z0-9\-._~!$&'()*+,;=:@/?%{} ]*$/.test(inputs.lookup.query))
         problems.push({ property: "lookup.query", reason: "it holds characters a query cannot" });
     if (problems.length > before || !collection || !item || !keyAt || Array.isArray(dialect)) return undefined;
@@ -255,6 +261,10 @@ export function resolve(inputs: AsyncResourceInputs, problems: SpecProblem[]): A
         keyOf: (record) => select(record, keyAt),
         listPath: query ? `${collectionPath}${collectionPath.includes("?") ? "&" : "?"}${query}` : collectionPath,
         listItems: (answer) => itemsOf(answer, itemsAt),
+        nextPage: (answer) => {
+            const next = nextAt ? select(answer, nextAt) : undefined;
+            return typeof next === "string" && next.length > 0 ? next : undefined;
+        },
         label: `${JSON.stringify(naturalKey)} at ${collectionPath}`,
     };
 }

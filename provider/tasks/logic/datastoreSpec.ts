@@ -56,6 +56,14 @@ export function datastoreSpec(key: NaturalKey): AsyncSpec {
             const items = (answer as { items?: unknown } | undefined)?.items;
             return Array.isArray(items) ? items : undefined;
         },
+        // GreenLake pages by offset: `{items, count, offset, total}` (HPE's client reads `total`).
+        nextPage: (answer) => {
+            const { items, offset, total } = (answer ?? {}) as { items?: unknown; offset?: unknown; total?: unknown };
+            if (!Array.isArray(items) || items.length === 0) return undefined;
+            if (typeof offset !== "number" || typeof total !== "number") return undefined;
+            const next = offset + items.length;
+            return next < total ? `${DATASTORES_PATH}?filter=${encodeURIComponent(filter)}&offset=${next}` : undefined;
+        },
         label,
         rules: datastoreRules(label),
     };

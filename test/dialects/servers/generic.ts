@@ -5,7 +5,7 @@
 //   POST   /widgets            Idempotency-Key required -> 202 + Location: /monitors/<id> (+ Retry-After)
 //   GET    /monitors/<id>      200 { id, operation, status: pending|succeeded|failed|canceled,
 //                              resourceLocation?, error? } (+ Location of the resource at the end)
-//   GET    /widgets?name=<n>   200 { items: [...] }
+//   GET    /widgets?name=<n>   200 { items: [...] } (with `pageSize`: a page, and `nextLink` to the next)
 //   GET    /widgets/<id>       200 the widget, 404 when there is none
 //   PATCH  /widgets/<id>       JSON merge patch (RFC 7396) -> 202 + monitor; Idempotency-Key honoured
 //   DELETE /widgets/<id>       202 + monitor, 404 when gone; Idempotency-Key honoured
@@ -66,6 +66,8 @@ export interface GenericServerOptions {
     absoluteLocations?: boolean;
     /** Makes widget and monitor ids; default random UUIDs. */
     ids?: () => string;
+    /** Lists answer this many items a page, with `nextLink` (a path) to the next; default all in one page. */
+    pageSize?: number;
 }
 
 type Status = "pending" | "succeeded" | "failed" | "canceled";
@@ -270,7 +272,7 @@ export async function startGenericServer(options: GenericServerOptions = {}): Pr
         return widget ? structuredClone(widget.record) : null;
     };
 
-    const list = (name: string | null): KitResponse => {
+    const list = (name: string | null, page: number): KitResponse => {
         const ids = new Set([...widgets.keys(), ...lagging.keys()]);
         const items = [...ids]
             .filter((id) => {
@@ -280,7 +282,12 @@ export async function startGenericServer(options: GenericServerOptions = {}): Pr
             .sort((a, b) => (widgets.get(a)?.order ?? -1) - (widgets.get(b)?.order ?? -1))
             .map(read)
             .filter((item): item is Record<string, unknown> => item !== null);
-        return { status: 200, body: { items } };
+        const size = options.pageSize;
+        if (size === undefined) return { status: 200, body: { items } };
+        const rest = items.length - (page + 1) * size;
+        const query = `${name === null ? "" : `name=${encodeURIComponent(name)}&`}page=${page + 1}`;
+        const nextLink = rest > 0 ? { nextLink: `/widgets?${query}` } : {};
+        return { status: 200, body: { items: items.slice(page * size, (page + 1) * size), ...nextLink } };
     };
 
     // Writes ---------------------------------------------------------------------------------------
@@ -379,7 +386,7 @@ export async function startGenericServer(options: GenericServerOptions = {}): Pr
             case "create":
                 return idempotent(request, () => create(request));
             case "list":
-                return list(request.query.get("name"));
+                return list(request.query.get("name"), Number(request.query.get("page") ?? "0"));
             case "get": {
                 const record = read(id);
                 return record ? { status: 200, body: record } : fail(404, "not-found", `There is no widget ${id}.`);
