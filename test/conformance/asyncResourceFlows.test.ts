@@ -1,7 +1,8 @@
 // tasks.AsyncResource through the real dynamic-provider process (programs run by the harness, which
 // follows the engine's step rules and keeps state between runs), against each dialect's server: both
-// orders of replacement, refresh after a deletion outside Pulumi, a failed operation replaced by the
-// next up, and a create whose answer is lost resolved by the next up. Zero duplicates and zero zombies
+// orders of replacement, refresh after a deletion outside Pulumi and after a change made outside it,
+// adopt, untaint, a failed operation replaced by the next up, and a create whose answer is lost
+// resolved by the next up. Zero duplicates and zero zombies
 // are counted on each server; the token never reaches the state.
 
 import { strict as assert } from "node:assert";
@@ -114,6 +115,68 @@ for (const fixture of FIXTURES) {
             assert.ok(server.counts().live <= 1, "what the failed create left was replaced, not kept beside");
             assert.ok((await harness.destroy()).ok);
             assert.equal(server.counts().live, 0, "no zombie");
+        });
+
+        it("refresh records a change made outside Pulumi; the next up sends the program's body back", async () => {
+            await start();
+            assert.ok((await harness.up({ program: program("w1", 3) })).ok);
+            const [made] = server.resources();
+            const id = String(made?.id ?? fixture.nameOf(made as Record<string, unknown>));
+            server.mutate(id, fixture.drift(7));
+            const refreshed = await harness.refresh();
+            assert.ok(refreshed.ok, refreshed.plan);
+            assert.match(JSON.stringify(widgetState(refreshed)?.outputs.body), /7/, "the drift is recorded");
+            const restored = await harness.up({ program: program("w1", 3) });
+            assert.ok(restored.ok, restored.plan);
+            assert.deepEqual(callsOf(restored), ["Check", "Diff", "Update"]);
+            assert.equal(
+                fixture.sizeOf(server.resources()[0] as Record<string, unknown>),
+                3,
+                "the program's body is back",
+            );
+            assert.equal(server.counts().live, 1);
+        });
+
+        it("a resource made by another program is refused, saying adopt; with adopt: true it is taken over, never doubled", async () => {
+            await start();
+            assert.ok((await harness.up({ program: program("w1", 3) })).ok);
+            const other = await makeProject("async-flows-other");
+            try {
+                const second = new Harness({
+                    projectDir: other.dir,
+                    stateFile: join(other.dir, "state.json"),
+                    env: {
+                        [TOKEN_ENV]: WIDGETS_TOKEN,
+                        TASK_POLL_INITIAL_MS: "2",
+                        TASK_POLL_MAX_MS: "10",
+                        ...fixture.env,
+                    },
+                });
+                const foreign = { createToken: "0c9e3f00-0000-4000-8000-0000000000bb" };
+                const refused = await second.up({ program: program("w1", 3, foreign) });
+                assert.equal(refused.ok, false);
+                assert.match(refused.plan, /already exists .* set `adopt: true`/);
+                assert.equal(server.counts().live, 1, "nothing made");
+                const adopted = await second.up({ program: program("w1", 3, { ...foreign, adopt: true }) });
+                assert.ok(adopted.ok, adopted.plan);
+                assert.equal(server.counts().live, 1);
+                assert.equal(server.counts().duplicates, 0);
+            } finally {
+                await other.cleanup();
+            }
+        });
+
+        it("untaint keeps what a failed create left (or creates it again when it left nothing): no replacement", async () => {
+            await start({ operations: scriptedOperations({ kind: "create", outcome: "failed" }) });
+            const failed = await harness.up({ program: program("w1", 3) });
+            assert.equal(widgetState(failed)?.outputs.tainted, true);
+            const kept = await harness.up({ program: program("w1", 3, { untaint: true }) });
+            assert.ok(kept.ok, kept.plan);
+            assert.ok(!callsOf(kept).includes("Delete"), `not replaced: ${callsOf(kept).join(", ")}`);
+            assert.equal(widgetState(kept)?.outputs.tainted, false);
+            assert.ok(widgetState(kept)?.outputs.resourceId);
+            assert.equal(server.counts().live, 1);
+            assert.equal(server.counts().duplicates, 0);
         });
 
         it("a create whose answers are lost: healed by the client's retries, or partial state (not tainted) that the next up resolves to the one resource", async () => {
