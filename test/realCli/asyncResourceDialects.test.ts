@@ -5,36 +5,13 @@
 // names) is looked for in the stored state and in everything the CLI printed.
 
 import { strict as assert } from "node:assert";
-import { readdirSync, readFileSync, readlinkSync } from "node:fs";
-import { setTimeout as sleep } from "node:timers/promises";
 import { type DialectServer, scriptedOperations } from "../dialects/servers/kit";
 import { assertOk, CliProject, type CliRun, type ResourceSpec, type StateResource } from "../support/cliProject";
+import { providersIn, until } from "../support/processes";
 import { type PulumiCli, requirePulumiCli } from "../support/pulumiCli";
 import { FIXTURES, WIDGETS_TOKEN } from "../tasks/asyncResource/dialectFixtures";
 
 const TOKEN_CONFIG = "widgets:token";
-
-/** Pids of the dynamic-provider processes the engine started in `dir`. */
-function providersIn(dir: string): number[] {
-    return readdirSync("/proc")
-        .filter((entry) => /^\d+$/.test(entry))
-        .filter((pid) => {
-            try {
-                return (
-                    readlinkSync(`/proc/${pid}/cwd`) === dir &&
-                    readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("dynamic-provider")
-                );
-            } catch {
-                return false;
-            }
-        })
-        .map(Number);
-}
-
-/** Waits until `condition` holds; the test's timeout bounds the wait. */
-async function until(condition: () => boolean): Promise<void> {
-    while (!condition()) await sleep(25);
-}
 
 for (const fixture of FIXTURES) {
     describe(`tasks.AsyncResource, ${fixture.dialect} dialect, under the real Pulumi CLI`, function () {

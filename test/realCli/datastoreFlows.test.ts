@@ -6,51 +6,15 @@
 // server; the API token, set as a secret, is looked for in the exported state and in every output.
 
 import { strict as assert } from "node:assert";
-import { readdirSync, readFileSync, readlinkSync } from "node:fs";
-import { setTimeout as sleep } from "node:timers/promises";
 import { startTaskApiServer, type TaskApiServer } from "../../provider/taskApiServer/taskApiServer";
 import { ASYNC_OPERATIONS_PATH, DATASTORES_PATH } from "../../provider/tasks/protocol/wire";
 import { assertOk, CliProject, type CliRun, type ResourceSpec, type StateResource } from "../support/cliProject";
 import { CLUSTER, GIB, HCI, TOKEN } from "../support/datastoreFixture";
+import { providersIn, until } from "../support/processes";
 import { type PulumiCli, requirePulumiCli } from "../support/pulumiCli";
 
 const CREATE_TOKEN = "6f1c2a52-6c2e-4d8e-9d8a-3f0a8f6f2b11";
 const HOUR = 3_600_000;
-
-/** Pids of the dynamic-provider processes the engine started in `dir` (it runs plugins in the project). */
-function providersIn(dir: string): number[] {
-    return readdirSync("/proc")
-        .filter((entry) => /^\d+$/.test(entry))
-        .filter((pid) => {
-            try {
-                return (
-                    readlinkSync(`/proc/${pid}/cwd`) === dir &&
-                    readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("dynamic-provider")
-                );
-            } catch {
-                return false;
-            }
-        })
-        .map(Number);
-}
-
-/**
- * Waits until `condition` holds; the test's own timeout bounds the wait. With `run`, fails at once (with
- * its output) if that CLI process ends first.
- */
-async function until(
-    condition: () => boolean,
-    run?: { done: Promise<{ code: number | null; output: string }> },
-): Promise<void> {
-    let ended: { code: number | null; output: string } | undefined;
-    void run?.done.then((result) => {
-        ended = result;
-    });
-    while (!condition()) {
-        if (ended) assert.fail(`pulumi exited (${ended.code}) first:\n${ended.output}`);
-        await sleep(25);
-    }
-}
 
 describe("seed 003/004 flows for tasks.Datastore under the real Pulumi CLI", function () {
     this.timeout(240_000);
