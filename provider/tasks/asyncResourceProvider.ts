@@ -4,18 +4,17 @@
 
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { readConfig } from "../shared/config";
-import { LifecycleError } from "../shared/errors/lifecycleError";
 import type { ApiInputs, AsyncResourceInputs, AsyncResourceOutputs } from "./asyncResourceSchema";
 import type { RequestSigner } from "./client/awsSigner";
 import { TaskApiClient } from "./client/taskApiClient";
 import { AsyncApiTokenError } from "./errors/asyncApiTokenError";
 import { AsyncResourceDefinitionError } from "./errors/asyncResourceDefinitionError";
-import { AsyncResourceOperationError } from "./errors/asyncResourceOperationError";
 import { AsyncApi } from "./io/asyncApi";
 import { AsyncLifecycle } from "./io/asyncLifecycle";
 import { checkAsyncResource } from "./logic/asyncCheck";
 import { specOf } from "./logic/asyncSpec";
 import { diffAsyncResource, type RawAsyncInputs } from "./logic/asyncState";
+import { namedFailure } from "./logic/operationErrors";
 import type { TaskProcessContext } from "./processContext";
 import { settingsFrom, type TaskApiSettings } from "./taskApiSettings";
 
@@ -157,11 +156,7 @@ export class AsyncResourceProvider implements dynamic.ResourceProvider<AsyncReso
             } catch {
                 throw error;
             }
-            if (error instanceof LifecycleError) {
-                if (!error.message.includes(label)) error.message = `${label}: ${error.message}`;
-                throw error;
-            }
-            throw new AsyncResourceOperationError(label, operation, error);
+            throw namedFailure(error, label, label, operation);
         }
     }
 }

@@ -133,7 +133,7 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
                           error.reasons,
                       )
                     : error;
-            throw namedFailure(failure, describeDatastore(key), key.name, operation);
+            throw namedFailure(failure, describeDatastore(key), JSON.stringify(key.name), operation);
         }
     }
 

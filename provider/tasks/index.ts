@@ -11,13 +11,16 @@ export { Datastore, type DatastoreArgs, type DatastoreLookupState } from "./data
 export type { DatastoreInputs, DatastoreOutputs, DatastoreTimeouts } from "./datastoreSchema";
 export { AsyncApiTokenError } from "./errors/asyncApiTokenError";
 export { AsyncResourceDefinitionError } from "./errors/asyncResourceDefinitionError";
-export { AsyncResourceOperationError } from "./errors/asyncResourceOperationError";
+/** @deprecated Use AsyncResourceOperationError. */
+export {
+    AsyncResourceOperationError,
+    AsyncResourceOperationError as DatastoreOperationError,
+} from "./errors/asyncResourceOperationError";
 export { CreateOutcomeUnknownError } from "./errors/createOutcomeUnknownError";
 export { CreateTokenSpentError } from "./errors/createTokenSpentError";
 export { CrossOriginError } from "./errors/crossOriginError";
 export { DatastoreAdoptMismatchError } from "./errors/datastoreAdoptMismatchError";
 export { DatastoreIdError } from "./errors/datastoreIdError";
-export { DatastoreOperationError } from "./errors/datastoreOperationError";
 /** @deprecated Use DeleteUnconfirmedError. */
 export {
     DeleteUnconfirmedError,
