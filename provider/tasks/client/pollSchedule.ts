@@ -61,6 +61,14 @@ export interface WaitInput {
 }
 
 /** The band of the `attempt`-th wait: [ceiling/2, ceiling], ceiling = min(maxMs, initialMs * 2^attempt). */
+/**
+ * A doubling wait without jitter: the schedule's first wait doubled `step` times, at most its longest
+ * (between the keys of a create-token chain, and between reads that lag behind an operation's end).
+ */
+export function doublingWaitMs(step: number, schedule: PollSchedule): number {
+    return Math.min(schedule.initialMs * 2 ** step, schedule.maxMs);
+}
+
 export function backoffBand(attempt: number, schedule: PollSchedule): { low: number; high: number } {
     const high = Math.min(schedule.maxMs, schedule.initialMs * 2 ** Math.min(attempt, 52));
     return { low: high / 2, high };

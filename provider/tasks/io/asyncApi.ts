@@ -3,8 +3,7 @@
 // resource up by its natural key, submit a write and follow its operation to its end.
 
 import { followOperation } from "../client/followOperation";
-import type { PollSchedule } from "../client/pollSchedule";
-import { nextWait } from "../client/pollSchedule";
+import { doublingWaitMs, nextWait, type PollSchedule } from "../client/pollSchedule";
 import type { TaskApiClient, TaskApiResponse } from "../client/taskApiClient";
 import { TaskApiContractError } from "../errors/taskApiContractError";
 import { TaskApiError } from "../errors/taskApiError";
@@ -156,7 +155,7 @@ export class AsyncApi {
         for (let look = 1; look < looks && !settled(value); look++) {
             const left = deadline.at - this.context.clock();
             if (left <= 0) break;
-            const wait = Math.min(this.schedule.initialMs * 2 ** (look - 1), this.schedule.maxMs, left);
+            const wait = Math.min(doublingWaitMs(look - 1, this.schedule), left);
             await this.context.sleep(wait, this.context.signal);
             value = await read();
         }

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { messageOf } from "../../shared/text";
 import type { AsyncResourceOutputs, PendingOperation } from "../asyncResourceSchema";
-import type { PollSchedule } from "../client/pollSchedule";
+import { doublingWaitMs, type PollSchedule } from "../client/pollSchedule";
 import { CreateOutcomeUnknownError } from "../errors/createOutcomeUnknownError";
 import { CreateTokenSpentError } from "../errors/createTokenSpentError";
 import { OperationFailedError } from "../errors/operationFailedError";
@@ -15,7 +15,7 @@ import { ResourceExistsError } from "../errors/resourceExistsError";
 import { TaskApiContractError } from "../errors/taskApiContractError";
 import { TaskApiError } from "../errors/taskApiError";
 import { outputsOf, partialState, type RawAsyncInputs } from "../logic/asyncState";
-import { MAX_CREATE_GENERATIONS, spentKeyBackoffMs } from "../logic/createKeys";
+import { MAX_CREATE_GENERATIONS } from "../logic/createKeys";
 import { outcomeUnknown } from "../logic/outcomeUnknown";
 import type { OperationView } from "../protocol/dialects/dialect";
 import type { AsyncApi, Deadline, Found } from "./asyncApi";
@@ -99,7 +99,7 @@ export class AsyncCreates {
             } else if (attempt === "in-progress") {
                 // The first request with this key is still being handled (an interrupted up's): the same key
                 // again, once it has ended, replays it.
-                await this.sleep(Math.min(spentKeyBackoffMs(Math.min(waits++, 16), this.schedule), left), this.signal);
+                await this.sleep(Math.min(doublingWaitMs(Math.min(waits++, 16), this.schedule), left), this.signal);
                 generation--;
                 continue;
             }
@@ -107,7 +107,7 @@ export class AsyncCreates {
                 this.report(
                     `${api.spec.label}: createToken ${inputs.createToken} was spent earlier; trying its next key`,
                 );
-            await this.sleep(Math.min(spentKeyBackoffMs(generation, this.schedule), left), this.signal);
+            await this.sleep(Math.min(doublingWaitMs(generation, this.schedule), left), this.signal);
             // A wait that reached the deadline sends no further create: nothing more is made.
             if (deadline.at - this.clock() <= 0)
                 throw new CreateTokenSpentError(api.spec.label, generation + 1, deadline.setting);

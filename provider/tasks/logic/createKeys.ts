@@ -2,16 +2,10 @@
 // create of the resource (a replacement, or a re-creation after its datastore was deleted) uses the next
 // key once the previous one has proved spent, so a retried create never makes a second datastore.
 
-import type { PollSchedule } from "../client/pollSchedule";
 import { chainKey } from "../protocol/dialects/tokenForms";
 
 /** How many creates one createToken may stand for (each replacement or re-creation uses one). */
 export const MAX_CREATE_GENERATIONS = 1000;
-
-/** The wait before trying the key after a spent one: the poll schedule's backoff, doubling. */
-export function spentKeyBackoffMs(spentBefore: number, schedule: PollSchedule): number {
-    return Math.min(schedule.initialMs * 2 ** spentBefore, schedule.maxMs);
-}
 
 /** The idempotency key of the `generation`-th create of a resource with this token: token, token~1, ... */
 export const createKey = chainKey;

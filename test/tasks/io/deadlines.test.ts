@@ -9,11 +9,10 @@
 
 import { strict as assert } from "node:assert";
 import { inspect } from "node:util";
-import { backoffBand, DEFAULT_POLL_SCHEDULE } from "../../../provider/tasks/client/pollSchedule";
+import { backoffBand, DEFAULT_POLL_SCHEDULE, doublingWaitMs } from "../../../provider/tasks/client/pollSchedule";
 import type { DatastoreOutputs } from "../../../provider/tasks/datastoreSchema";
 import { CreateTokenSpentError } from "../../../provider/tasks/errors/createTokenSpentError";
 import { TaskApiError } from "../../../provider/tasks/errors/taskApiError";
-import { spentKeyBackoffMs } from "../../../provider/tasks/logic/createKeys";
 import type { RawInputs } from "../../../provider/tasks/logic/datastoreState";
 import { ASYNC_OPERATIONS_PATH, DATASTORES_PATH } from "../../../provider/tasks/protocol/wire";
 import { CLUSTER, datastoreInputs, FakeTime, HCI, rejection, START } from "../client/support";
@@ -146,7 +145,7 @@ describe("a read under permanent 429 ends by its deadline (issue 18 §2)", () =>
             /before the create's deadline passed; nothing was made\. Run `pulumi up` again .* raise timeouts\.create$/,
         );
         let keys = 1;
-        for (let slept = 0; slept < 60_000; keys++) slept += spentKeyBackoffMs(keys - 1, DEFAULT_POLL_SCHEDULE);
+        for (let slept = 0; slept < 60_000; keys++) slept += doublingWaitMs(keys - 1, DEFAULT_POLL_SCHEDULE);
         const posts = api.received.filter((r) => r.method === "POST").length;
         assert.ok(posts <= keys, `${posts} POSTs; the backoff allows ${keys} keys in a minute`);
         assert.ok(time.now <= deadline);
