@@ -86,30 +86,18 @@ function api(value: unknown, fail: Fail): ApiInputs {
     }
     const given = value as Record<string, unknown>;
     const result: ApiInputs = { url: url(given.url, fail), dialect: dialect(given.dialect, fail) };
-    const optional = (
-        name: "tokenConfig" | "tokenEnv" | "versionPrefix" | "idParameter" | "typeName" | "region",
-        pattern: RegExp,
-        what: string,
-    ) => {
+    const optional = (name: OptionalApiKey) => {
         const field = given[name];
         if (field === undefined || field === null) return;
         if (isUnknown(field)) {
             result[name] = field as string;
             return;
         }
+        const { pattern, what } = OPTIONAL_API_KEYS[name];
         if (typeof field !== "string" || !pattern.test(field)) fail(`api.${name}`, `${describe(field)} is not ${what}`);
         else result[name] = field;
     };
-    optional("tokenConfig", CONFIG_KEY, "a config key such as widgets:token");
-    optional("tokenEnv", ENV_NAME, "an environment variable name such as WIDGETS_TOKEN");
-    optional("versionPrefix", /^\/[A-Za-z0-9._~-]{1,40}$/, "a version prefix such as /v1");
-    optional("idParameter", /^[A-Za-z][A-Za-z0-9_]{0,63}$/, "a query parameter name such as widgetId");
-    optional(
-        "typeName",
-        /^[A-Za-z0-9]{1,64}::[A-Za-z0-9]{1,64}::[A-Za-z0-9]{1,64}$/,
-        "a type name such as AWS::Logs::LogGroup",
-    );
-    optional("region", /^[a-z]{2}(?:-[a-z]+)+-\d{1,2}$/, "an AWS region such as us-east-1");
+    for (const name of Object.keys(OPTIONAL_API_KEYS) as OptionalApiKey[]) optional(name);
     if (isUnknown(given.generic)) result.generic = given.generic as unknown as GenericDialectInputs;
     else if (given.generic !== undefined && given.generic !== null) {
         if (typeof given.generic !== "object" || Array.isArray(given.generic)) {
@@ -134,19 +122,7 @@ function api(value: unknown, fail: Fail): ApiInputs {
         }
     }
     for (const key of Object.keys(given)) {
-        if (
-            ![
-                "url",
-                "dialect",
-                "tokenConfig",
-                "tokenEnv",
-                "generic",
-                "versionPrefix",
-                "idParameter",
-                "typeName",
-                "region",
-            ].includes(key)
-        )
+        if (!["url", "dialect", "generic", ...Object.keys(OPTIONAL_API_KEYS)].includes(key))
             fail(
                 `api.${key}`,
                 key === "token"
@@ -156,6 +132,21 @@ function api(value: unknown, fail: Fail): ApiInputs {
     }
     return result;
 }
+
+/** The optional string settings of an API, each with what it must look like: the one list of them. */
+const OPTIONAL_API_KEYS = {
+    tokenConfig: { pattern: CONFIG_KEY, what: "a config key such as widgets:token" },
+    tokenEnv: { pattern: ENV_NAME, what: "an environment variable name such as WIDGETS_TOKEN" },
+    versionPrefix: { pattern: /^\/[A-Za-z0-9._~-]{1,40}$/, what: "a version prefix such as /v1" },
+    idParameter: { pattern: /^[A-Za-z][A-Za-z0-9_]{0,63}$/, what: "a query parameter name such as widgetId" },
+    typeName: {
+        pattern: /^[A-Za-z0-9]{1,64}::[A-Za-z0-9]{1,64}::[A-Za-z0-9]{1,64}$/,
+        what: "a type name such as AWS::Logs::LogGroup",
+    },
+    region: { pattern: /^[a-z]{2}(?:-[a-z]+)+-\d{1,2}$/, what: "an AWS region such as us-east-1" },
+} as const;
+
+type OptionalApiKey = keyof typeof OPTIONAL_API_KEYS;
 
 function url(value: unknown, fail: Fail): string {
     if (isUnknown(value)) return value as string;
