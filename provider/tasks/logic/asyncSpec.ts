@@ -93,6 +93,24 @@ export function recordedBody(spec: AsyncSpec, body: Record<string, unknown>, rec
     return spec.rules ? spec.rules.bodyAsRecorded(body, record) : bodyAsRecorded(body, record);
 }
 
+/** A Google resource's full name (AIP-122), whose last segment is its id. */
+const GOOGLE_NAME = { source: "name", steps: ["name"] } as Selector;
+/** Where a Google list answer has the token of its next page (AIP-158). */
+const GOOGLE_NEXT_PAGE_TOKEN = { source: "nextPageToken", steps: ["nextPageToken"] } as Selector;
+
+/** The last segment of a resource name, when it is one. */
+function lastSegment(name: unknown): string | undefined {
+    if (typeof name !== "string" || name.length === 0) return undefined;
+    const id = name.slice(name.lastIndexOf("/") + 1);
+    return id.length > 0 ? id : undefined;
+}
+
+/** A Google list's repeated field: the collection's plural name, its path's last segment (AIP-132). */
+function pluralOf(collectionPath: string): Selector | undefined {
+    const plural = collectionPath.split("?")[0]?.split("/").pop();
+    return plural ? ({ source: plural, steps: [plural] } as Selector) : undefined;
+}
+
 /** Where a list answer has its next page, by default (Azure's and OData's `nextLink`). */
 const DEFAULT_NEXT_FIELD = "nextLink";
 
@@ -113,14 +131,10 @@ export function dialectOf(api: ApiInputs): Dialect | SpecProblem[] {
         case "azure":
             return azureDialect();
         case "google":
-            if (!api.idParameter)
-                return [
-                    {
-                        property: "api.idParameter",
-                        reason: "the google dialect needs the query parameter that sets the id on create (AIP-133), such as widgetId",
-                    },
-                ];
-            return googleDialect({ versionPrefix: api.versionPrefix ?? "/v1", idParameter: api.idParameter });
+            return googleDialect({
+                versionPrefix: api.versionPrefix ?? "/v1",
+                ...(api.idParameter ? { idParameter: api.idParameter } : {}),
+            });
         case "aws-cloudcontrol":
             if (!api.typeName)
                 return [
@@ -152,7 +166,7 @@ export function keyMustBeId(api: ApiInputs): boolean {
     return (
         api.dialect === "azure-arm" ||
         api.dialect === "azure" ||
-        api.dialect === "google" ||
+        (api.dialect === "google" && api.idParameter !== undefined) ||
         api.dialect === "aws-cloudcontrol" ||
         (api.dialect === "generic" && api.generic?.createMethod === "PUT")
     );
@@ -225,7 +239,14 @@ export function resolve(inputs: AsyncResourceInputs, problems: SpecProblem[]): A
             property: "idField",
             reason: `the ${inputs.api.dialect} dialect addresses the resource by its natural key; remove idField`,
         });
-    if (!mustBeId && inputs.idField === undefined)
+    // A Google resource the server names (no idParameter): its id is the last segment of its `name` (AIP-122).
+    const serverNamed = inputs.api.dialect === "google" && !mustBeId;
+    if (serverNamed && inputs.idField !== undefined)
+        problems.push({
+            property: "idField",
+            reason: "a Google resource's id is the last segment of its name (AIP-122); remove idField, or set api.idParameter to name it yourself",
+        });
+    if (!mustBeId && !serverNamed && inputs.idField === undefined)
         problems.push({
             property: "idField",
             reason: "the API chooses the resource's id on create: say where its records carry it (such as id)",
@@ -248,20 +269,37 @@ export function resolve(inputs: AsyncResourceInputs, problems: SpecProblem[]): A
         ...(inputs.api.typeName ? { typeName: inputs.api.typeName } : {}),
     };
     const query = inputs.lookup?.query?.replaceAll("{key}", encodeURIComponent(naturalKey)).replaceAll(" ", "%20");
+    const listPath = query ? `${collectionPath}${collectionPath.includes("?") ? "&" : "?"}${query}` : collectionPath;
     return {
         dialect,
         key: naturalKey,
         target,
         keyIsId: mustBeId,
         idOf: (record) => {
+            if (serverNamed) return lastSegment(select(record, GOOGLE_NAME));
             if (!idAt) return naturalKey;
             const id = select(record, idAt);
             return typeof id === "string" && id.length > 0 ? id : typeof id === "number" ? String(id) : undefined;
         },
         keyOf: (record) => select(record, keyAt),
-        listPath: query ? `${collectionPath}${collectionPath.includes("?") ? "&" : "?"}${query}` : collectionPath,
-        listItems: (answer) => itemsOf(answer, itemsAt),
+        listPath,
+        listItems: (answer) => {
+            if (!serverNamed || itemsAt) return itemsOf(answer, itemsAt);
+            // Google leaves an empty repeated field out (proto3 JSON): a list answer without it is empty.
+            const items = itemsOf(answer, pluralOf(collectionPath));
+            const isObject = typeof answer === "object" && answer !== null && !Array.isArray(answer);
+            return (
+                items ??
+                (isObject && select(answer, pluralOf(collectionPath) as Selector) === undefined ? [] : undefined)
+            );
+        },
         nextPage: (answer) => {
+            if (serverNamed && inputs.lookup?.next === undefined) {
+                // AIP-158: the next page is the same list with the answer's nextPageToken as pageToken.
+                const token = select(answer, GOOGLE_NEXT_PAGE_TOKEN);
+                if (typeof token !== "string" || token.length === 0) return undefined;
+                return `${listPath}${listPath.includes("?") ? "&" : "?"}pageToken=${encodeURIComponent(token)}`;
+            }
             const next = nextAt ? select(answer, nextAt) : undefined;
             return typeof next === "string" && next.length > 0 ? next : undefined;
         },

@@ -396,8 +396,12 @@ describe("checkAsyncResource", () => {
             refuse(withoutApi(generic(), "dialect"), "api.dialect", /generic/);
         });
 
-        it("google without idParameter is refused, saying what it is for", () => {
-            refuse(withoutApi(google(), "idParameter"), "api.idParameter", /widgetId/);
+        it("google without idParameter is accepted: the server names the resource, found by its natural key", () => {
+            assert.equal(accept(withoutApi(google(), "idParameter")).api.idParameter, undefined);
+        });
+
+        it("google without idParameter (the server names it) takes no idField: the id is the last segment of `name`", () => {
+            refuse(withoutApi(google({ idField: "name" }), "idParameter"), "idField", /last segment of its name \(AIP-122\)/);
         });
 
         it("aws-cloudcontrol without typeName is refused, with an example", () => {
