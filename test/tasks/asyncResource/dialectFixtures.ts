@@ -2,6 +2,8 @@
 // servers of test/dialects/servers, written from each API's public contract): how to start the server
 // fast (no real waits), the AsyncResource definition, and a change of the body that updates in place.
 
+import { AsyncResourceProvider } from "../../../provider/tasks/asyncResourceProvider";
+import type { TaskProcessContext } from "../../../provider/tasks/processContext";
 import { ARM_API_VERSION, startAzureArmServer } from "../../dialects/servers/azureArm";
 import { GUIDELINES_API_VERSIONS, startAzureGuidelinesServer } from "../../dialects/servers/azureGuidelines";
 import { startCloudControlServer, TYPE_NAME } from "../../dialects/servers/cloudControl";
@@ -135,3 +137,23 @@ export const FIXTURES: readonly DialectFixture[] = [
         },
     },
 ];
+
+/**
+ * An AsyncResource provider as the engine runs one, in process, on time that passes only when it waits,
+ * with `env` as its environment (the token's variable set to `token`).
+ */
+export function providerOnFakeTime(env: Readonly<Record<string, string>> = {}): AsyncResourceProvider {
+    let now = Date.parse("2030-01-01T00:00:00.000Z");
+    const context: TaskProcessContext = {
+        clock: () => now,
+        sleep: async (ms, signal) => {
+            signal?.throwIfAborted();
+            now += ms;
+        },
+        random: () => 0.5,
+        signal: new AbortController().signal,
+        report: () => {},
+        track: (work) => work,
+    };
+    return new AsyncResourceProvider(context, { [TOKEN_ENV]: WIDGETS_TOKEN, TASK_POLL_INITIAL_MS: "1", ...env });
+}

@@ -4,31 +4,16 @@
 // Against the Google AIP server of test/dialects/servers, written from the public contract.
 
 import { strict as assert } from "node:assert";
-import { AsyncResourceProvider } from "../../../provider/tasks/asyncResourceProvider";
+import type { AsyncResourceProvider } from "../../../provider/tasks/asyncResourceProvider";
 import type { AsyncResourceInputs, AsyncResourceOutputs } from "../../../provider/tasks/asyncResourceSchema";
 import { PartialStateError } from "../../../provider/tasks/errors/partialStateError";
-import type { TaskProcessContext } from "../../../provider/tasks/processContext";
 import { startGoogleAipServer } from "../../dialects/servers/googleAip";
 import { type DialectServer, scriptedFaults } from "../../dialects/servers/kit";
-import { TOKEN_ENV, WIDGETS_TOKEN } from "./dialectFixtures";
+import { providerOnFakeTime, TOKEN_ENV, WIDGETS_TOKEN } from "./dialectFixtures";
 
 const COLLECTION = "/v1/projects/p1/locations/us-central1/widgets";
 
-function providerFor(): AsyncResourceProvider {
-    let now = Date.parse("2030-01-01T00:00:00.000Z");
-    const context: TaskProcessContext = {
-        clock: () => now,
-        sleep: async (ms, signal) => {
-            signal?.throwIfAborted();
-            now += ms;
-        },
-        random: () => 0.5,
-        signal: new AbortController().signal,
-        report: () => {},
-        track: (work) => work,
-    };
-    return new AsyncResourceProvider(context, { [TOKEN_ENV]: WIDGETS_TOKEN, TASK_POLL_INITIAL_MS: "1" });
-}
+const providerFor = (): AsyncResourceProvider => providerOnFakeTime();
 
 async function widget(provider: AsyncResourceProvider, url: string, name: string, size: number) {
     const given = {

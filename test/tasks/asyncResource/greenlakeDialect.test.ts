@@ -6,30 +6,16 @@
 
 import { strict as assert } from "node:assert";
 import { startTaskApiServer, type TaskApiServer } from "../../../provider/taskApiServer/taskApiServer";
-import { AsyncResourceProvider } from "../../../provider/tasks/asyncResourceProvider";
+import type { AsyncResourceProvider } from "../../../provider/tasks/asyncResourceProvider";
 import type { AsyncResourceInputs, AsyncResourceOutputs } from "../../../provider/tasks/asyncResourceSchema";
-import type { TaskProcessContext } from "../../../provider/tasks/processContext";
 import { DATASTORES_PATH, GIB } from "../../../provider/tasks/protocol/wire";
+import { providerOnFakeTime } from "./dialectFixtures";
 
 const TOKEN = "greenlake-dialect-token";
 const HCI = "126fd201-9e6e-5e31-9ffb-a766265b1fd3";
 const CLUSTER = "298a299e-78f5-5acb-86ce-4e9fdc290ab7";
 
-function providerFor(): AsyncResourceProvider {
-    let now = Date.parse("2030-01-01T00:00:00.000Z");
-    const context: TaskProcessContext = {
-        clock: () => now,
-        sleep: async (ms, signal) => {
-            signal?.throwIfAborted();
-            now += ms;
-        },
-        random: () => 0.5,
-        signal: new AbortController().signal,
-        report: () => {},
-        track: (work) => work,
-    };
-    return new AsyncResourceProvider(context, { GREENLAKE_TOKEN: TOKEN, TASK_POLL_INITIAL_MS: "1" });
-}
+const providerFor = (): AsyncResourceProvider => providerOnFakeTime({ GREENLAKE_TOKEN: TOKEN });
 
 function args(url: string, name: string, createToken?: string): Record<string, unknown> {
     return {

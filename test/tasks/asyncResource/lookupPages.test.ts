@@ -7,29 +7,14 @@ import { strict as assert } from "node:assert";
 import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { AsyncResourceProvider } from "../../../provider/tasks/asyncResourceProvider";
+import type { AsyncResourceProvider } from "../../../provider/tasks/asyncResourceProvider";
 import type { AsyncResourceInputs, AsyncResourceOutputs } from "../../../provider/tasks/asyncResourceSchema";
 import { ResourceExistsError } from "../../../provider/tasks/errors/resourceExistsError";
 import { TaskApiContractError } from "../../../provider/tasks/errors/taskApiContractError";
-import type { TaskProcessContext } from "../../../provider/tasks/processContext";
 import { type GenericServer, startGenericServer } from "../../dialects/servers/generic";
-import { TOKEN_ENV, WIDGETS_TOKEN } from "./dialectFixtures";
+import { providerOnFakeTime, TOKEN_ENV, WIDGETS_TOKEN } from "./dialectFixtures";
 
-function providerFor(): AsyncResourceProvider {
-    let now = Date.parse("2030-01-01T00:00:00.000Z");
-    const context: TaskProcessContext = {
-        clock: () => now,
-        sleep: async (ms, signal) => {
-            signal?.throwIfAborted();
-            now += ms;
-        },
-        random: () => 0.5,
-        signal: new AbortController().signal,
-        report: () => {},
-        track: (work) => work,
-    };
-    return new AsyncResourceProvider(context, { [TOKEN_ENV]: WIDGETS_TOKEN, TASK_POLL_INITIAL_MS: "1" });
-}
+const providerFor = (): AsyncResourceProvider => providerOnFakeTime();
 
 /** A widget found by listing the whole collection (no filter), as APIs without one are looked up. */
 async function widget(provider: AsyncResourceProvider, url: string, name: string, next?: string) {
