@@ -11,7 +11,7 @@ import { DeleteUnconfirmedError } from "../errors/deleteUnconfirmedError";
 import { OperationFailedError } from "../errors/operationFailedError";
 import { OperationWaitError } from "../errors/operationWaitError";
 import { ResourceMissingError } from "../errors/resourceMissingError";
-import { recordedBody } from "../logic/asyncSpec";
+import { brokenReason, recordedBody } from "../logic/asyncSpec";
 import {
     bodyChanged,
     isPendingCreate,
@@ -81,7 +81,7 @@ export class AsyncLifecycle {
         // A resource beyond repair never heals: it comes back tainted (keeping the reason of a taint on
         // record), so the next up replaces it, as a create that saw it so would have recorded. Else a
         // pending create whose operation failed since would be recorded healthy, and never replaced.
-        const broken = props.tainted === true ? undefined : api.spec.rules?.brokenReason(found.record);
+        const broken = props.tainted === true ? undefined : brokenReason(api.spec, found.record);
         const known = {
             resourceId: found.id,
             resource: found.record,
@@ -159,7 +159,12 @@ export class AsyncLifecycle {
             current = await api.get(olds.resourceId, deadline);
             if (!current) throw new ResourceMissingError(api.spec.label, olds.resourceId);
         }
-        const broken = api.spec.rules?.brokenReason(current.record);
+        let broken = brokenReason(api.spec, current.record);
+        if (broken && news.untaint && this.putRetries(api)) {
+            // Kept: its body is sent again, a PUT that retries the provisioning (ARM's own remedy).
+            current = await this.writes.write(api, news, current, deadline, undefined);
+            broken = brokenReason(api.spec, current.record);
+        }
         if (broken) {
             const reason = `${broken}; ${replacesIt(news.untaint)}`;
             const known = { resourceId: current.id, resource: current.record, tainted: true, taintReason: reason };
@@ -283,6 +288,12 @@ export class AsyncLifecycle {
             if (gone) return undefined;
             throw error;
         }
+    }
+
+    /** Whether the resource is written by an idempotent PUT to its own path: sending the body again retries it. */
+    private putRetries(api: AsyncApi): boolean {
+        const { spec } = api;
+        return spec.keyIsId && spec.dialect.update(spec.target, spec.key, {}, undefined).method === "PUT";
     }
 
     /** Runs a look-up of an update; when it fails, the state on record stays, as partial state. */

@@ -7,7 +7,7 @@ import type { AsyncResourceOutputs } from "../asyncResourceSchema";
 import { OperationFailedError } from "../errors/operationFailedError";
 import { OperationWaitError } from "../errors/operationWaitError";
 import { ResourceExistsError } from "../errors/resourceExistsError";
-import { recordedBody } from "../logic/asyncSpec";
+import { brokenReason, recordedBody } from "../logic/asyncSpec";
 import { differs, keptOutputs, outputsOf, partialState, type RawAsyncInputs } from "../logic/asyncState";
 import type { OperationView } from "../protocol/dialects/dialect";
 import type { AsyncApi, Deadline, Found } from "./asyncApi";
@@ -65,7 +65,7 @@ export class AsyncWrites {
     /** A resource taken as this one's that is beyond repair: partial state, tainted, so the next up replaces it. */
     brokenTaken(api: AsyncApi, inputs: RawAsyncInputs, found: Found, what: string): Error | undefined {
         const { spec } = api;
-        const broken = spec.rules?.brokenReason(found.record);
+        const broken = brokenReason(spec, found.record);
         if (!broken) return undefined;
         const reason = `${broken}, ${what}; the next \`pulumi up\` replaces it (set \`untaint: true\` to keep it)`;
         const known = { resourceId: found.id, resource: found.record, tainted: true, taintReason: reason };

@@ -88,6 +88,11 @@ export interface KindRules {
     existsDetail(record: unknown): string;
 }
 
+/** Why a record shows the resource beyond what it should be (its kind's rule, else its dialect's), or undefined. */
+export function brokenReason(spec: AsyncSpec, record: unknown): string | undefined {
+    return spec.rules ? spec.rules.brokenReason(record) : spec.dialect.brokenReason?.(record);
+}
+
 /** The body as a record of the resource shows it: by its kind's rule, else value by value (bodyAsRecorded). */
 export function recordedBody(spec: AsyncSpec, body: Record<string, unknown>, record: unknown): Record<string, unknown> {
     return spec.rules ? spec.rules.bodyAsRecorded(body, record) : bodyAsRecorded(body, record);

@@ -106,6 +106,12 @@ export function azureArmDialect(): Dialect {
         pollsReadErrors: (handle) => handle.kind === LOCATION,
         record: (answer: HttpAnswer) => answer.body,
         atRest: (record) => provisioningView(record).state !== "pending",
+        brokenReason: (record) => {
+            const view = provisioningView(record);
+            return view.state === "failed" || view.state === "canceled"
+                ? `its provisioningState is ${view.status} at the API`
+                : undefined;
+        },
         meaning: armMeaning,
     };
 }

@@ -137,6 +137,12 @@ export interface Dialect {
      * provisioningState): only then are its values the resource's. Absent: always.
      */
     atRest?(record: unknown): boolean;
+    /**
+     * Why a record shows that the resource's last provisioning failed (ARM's `provisioningState`
+     * Failed or Canceled), or undefined: such a resource is recorded tainted, so the next up replaces
+     * it, or, with `untaint`, sends its body again (an idempotent PUT retries the provisioning).
+     */
+    brokenReason?(record: unknown): string | undefined;
     /** The resource in an answer to `read` (Cloud Control wraps it; most APIs answer it as is). */
     record(answer: HttpAnswer): unknown;
     /**
