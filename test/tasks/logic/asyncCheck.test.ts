@@ -401,7 +401,11 @@ describe("checkAsyncResource", () => {
         });
 
         it("google without idParameter (the server names it) takes no idField: the id is the last segment of `name`", () => {
-            refuse(withoutApi(google({ idField: "name" }), "idParameter"), "idField", /last segment of its name \(AIP-122\)/);
+            refuse(
+                withoutApi(google({ idField: "name" }), "idParameter"),
+                "idField",
+                /last segment of its name \(AIP-122\)/,
+            );
         });
 
         it("aws-cloudcontrol without typeName is refused, with an example", () => {
