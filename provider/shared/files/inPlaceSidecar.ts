@@ -86,10 +86,17 @@ export function writeWithSidecar(fd: number, previous: Uint8Array, data: Uint8Ar
     writeAll(fd, data, 0);
     fsyncSync(fd);
     const current = readAll(fd);
-    const expected = Buffer.concat([record.data, record.previous.subarray(data.length)]);
-    // A writer that ignores locks wrote meanwhile (an append that landed as the content went in): finish
-    // over what it left, keeping what it appended, rather than leave our write half done.
-    const finished = current.equals(expected) ? record.data : finishedContent(current, "", record);
+    const written = Buffer.concat([record.data, record.previous.subarray(data.length)]);
+    // A writer that ignores locks appended since the check above (`echo >>` lands past the old end, after
+    // what we wrote over): keep what it appended after our content, rather than leave our write half done.
+    // This writer knows its content went in, so it does not ask finishedContent: recovering from a crash,
+    // that cannot tell a write that has not changed a byte yet (the last lines deleted, only the cut to
+    // length left) from a later write that restored the old bytes, and so kept the deleted lines.
+    const finished = !startsWith(current, written)
+        ? finishedContent(current, "", record)
+        : current.length === written.length
+          ? record.data
+          : Buffer.concat([record.data, current.subarray(written.length)]);
     if (!finished) giveUp(path, target);
     if (finished !== record.data) writeAll(fd, finished, 0);
     if (fstatSync(fd).size > finished.length) ftruncateSync(fd, finished.length);
@@ -131,6 +138,10 @@ export function hasSidecar(target: string): boolean {
             return false;
         }
     });
+}
+
+function startsWith(bytes: Buffer, prefix: Buffer): boolean {
+    return bytes.length >= prefix.length && bytes.subarray(0, prefix.length).equals(prefix);
 }
 
 /** Appends `bytes` to the file, wherever its end is by then; flushed. */
