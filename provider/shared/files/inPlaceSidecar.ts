@@ -13,14 +13,16 @@
 // and flushed (with its directory) before the file is touched. Then: the file must still hold the old
 // content (else a foreign writer changed it: the sidecar goes, FileChangedError); new lines at the end
 // only are appended (O_APPEND: what a foreign writer appends meanwhile lands before ours, both whole);
-// otherwise the new content is written at 0, flushed, what a foreign writer appended meanwhile is kept
-// after it (a file they rewrote is theirs: FileChangedError), and it is cut to length, flushed. Then the
-// sidecar goes. A crash anywhere leaves the
-// sidecar, and the next writer, under the lock, finishes the write when the file is in a state the write
-// passes through. A sidecar the file has moved past is only removed (or, another user's in the shared
-// directory, left to its owner): it is never applied over a later write. A sidecar in the shared
-// directory is trusted only from root, this user, the file's owner, or anyone when the file is writable
-// by all: from anyone else it could make this process write what they may not.
+// content that grows the file otherwise goes in up to the old end only, the rest appended, and foreign
+// lines that landed between are journaled and moved past ours (inPlaceGrow.ts); otherwise (the file
+// shrinks or keeps its length) the new content is written at 0, flushed, what a foreign writer appended
+// meanwhile is kept after it (a file they rewrote is theirs: FileChangedError), and it is cut to length,
+// flushed. Then the sidecar goes. A crash anywhere leaves the sidecar, and the next writer, under the
+// lock, finishes the write when the file is in a state the write passes through. A sidecar the file has
+// moved past is only removed (or, another user's in the shared directory, left to its owner): it is never
+// applied over a later write. A sidecar in the shared directory is trusted only from root, this user, the
+// file's owner, or anyone when the file is writable by all: from anyone else it could make this process
+// write what they may not.
 
 import { createHash } from "node:crypto";
 import {
@@ -36,15 +38,15 @@ import {
     openSync,
     readdirSync,
     unlinkSync,
-    writeSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { readAll, writeAll } from "./descriptors";
 import { codeOf } from "./errno";
 import { FileChangedError } from "./fileChangedError";
+import { appendTo, growInPlace } from "./inPlaceGrow";
 import { existingPrivateDirectory, privateDirectory } from "./privateDirectory";
-import { finishedContent, parseSidecar, type SidecarRecord, sidecarBytes } from "./sidecarRecord";
+import { finishedContent, isGrownInPlace, parseSidecar, type SidecarRecord, sidecarBytes } from "./sidecarRecord";
 import { signatureOf } from "./signature";
 
 const PERMISSION_CODES = new Set(["EACCES", "EPERM", "EROFS"]);
@@ -83,6 +85,13 @@ export function writeWithSidecar(fd: number, previous: Uint8Array, data: Uint8Ar
         removeSidecar(path);
         return;
     }
+    if (isGrownInPlace(record)) {
+        // Written at 0 whole, its bytes past the old end would overwrite what another tool appended since
+        // the check above: in place up to the old end only, the rest appended (inPlaceGrow.ts).
+        if (!growInPlace(fd, target, path, record)) giveUp(path, target);
+        removeSidecar(path);
+        return;
+    }
     writeAll(fd, data, 0);
     fsyncSync(fd);
     const current = readAll(fd);
@@ -117,8 +126,13 @@ export function recoverWithSidecar(fd: number, target: string): boolean {
         // Incomplete or damaged: the crash came before the file was touched. Else finish it, unless the
         // file moved on.
         const info = fstatSync(fd, { bigint: true });
-        const finished = record && finishedContent(readAll(fd), signatureOf(info), record);
-        if (finished) {
+        const current = readAll(fd);
+        const finished = record && finishedContent(current, signatureOf(info), record);
+        if (finished && !record.moved && record.data.length > record.previous.length) {
+            // A file that grows is never written past its end but by O_APPEND (what another tool appends
+            // meanwhile lies there): the steps the write had left, as it would have run them.
+            growInPlace(fd, target, path, record);
+        } else if (finished) {
             writeAll(fd, finished, 0);
             if (fstatSync(fd).size > finished.length) ftruncateSync(fd, finished.length);
             fsyncSync(fd);
@@ -142,19 +156,6 @@ export function hasSidecar(target: string): boolean {
 
 function startsWith(bytes: Buffer, prefix: Buffer): boolean {
     return bytes.length >= prefix.length && bytes.subarray(0, prefix.length).equals(prefix);
-}
-
-/** Appends `bytes` to the file, wherever its end is by then; flushed. */
-function appendTo(target: string, bytes: Buffer): void {
-    const fd = openSync(target, constants.O_WRONLY | constants.O_APPEND | (constants.O_NOFOLLOW ?? 0));
-    try {
-        for (let written = 0; written < bytes.length; ) {
-            written += writeSync(fd, bytes, written, bytes.length - written);
-        }
-        fsyncSync(fd);
-    } finally {
-        closeSync(fd);
-    }
 }
 
 /** Creates the sidecar holding `bytes` in the first place that takes it; answers its path. */
