@@ -55,10 +55,10 @@ export class AsyncWrites {
         if (broken) throw broken;
         const refusal = spec.rules?.adoptRefusal(inputs.body, found.record, found.id);
         if (refusal) throw refusal;
-        // One that already shows the program's body needs no write.
-        const current = differs(recordedBody(spec, inputs.body, found.record), inputs.body)
-            ? await this.write(api, inputs, found, deadline, undefined)
-            : found;
+        // A kind whose adoption must match (its refusal said so) takes it as it is. Any other is sent the
+        // program's body, which also joins or waits out an operation still running on it (an interrupted
+        // up's create: a PUT sent again joins it, ARM's and Azure's rule) and follows it to its end.
+        const current = spec.rules ? found : await this.write(api, inputs, found, deadline, undefined);
         return outputsOf(inputs, { resourceId: current.id, resource: current.record, tainted: false });
     }
 
