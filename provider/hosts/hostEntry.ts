@@ -23,8 +23,13 @@ export interface HostEntryArgs {
     /**
      * The hosts file. Default: stack config `pulumi-lifecycle:hostsFile`, then the HOSTS_FILE environment
      * variable, then the operating system's hosts file (`/etc/hosts`, or
-     * `%SystemRoot%\System32\drivers\etc\hosts` on Windows). Relative paths are relative to the Pulumi
-     * project. Changing it replaces the entry.
+     * `%SystemRoot%\System32\drivers\etc\hosts` on Windows). Changing it to another file replaces
+     * the entry.
+     *
+     * A relative path is stored as written and resolved by the provider process against its working
+     * directory, which the Pulumi engine sets to the program's directory: the project directory (where
+     * Pulumi.yaml is), or, when Pulumi.yaml sets `main`, that folder or the folder holding that file
+     * (`main: src/index.ts` makes `hosts` mean `src/hosts`). Use an absolute path to avoid depending on it.
      */
     file?: pulumi.Input<string>;
     /**
