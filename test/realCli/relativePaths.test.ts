@@ -14,12 +14,13 @@
 import { strict as assert } from "node:assert";
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { assertOk, CliProject } from "../support/cliProject";
-import { makeTempDir, REPO_ROOT, type TempDir } from "../support/projects";
+import { makeTempDir, type TempDir } from "../support/projects";
 import { type PulumiCli, requirePulumiCli } from "../support/pulumiCli";
+import { writeNodeProject } from "./nodeProject";
 
 const LINE = "10.1.2.3\trel.internal\n";
 
@@ -28,20 +29,15 @@ const entry = new hosts.HostEntry("rel", { address: "10.1.2.3", names: ["rel.int
 module.exports = { programCwd: process.cwd(), file: entry.file };
 `;
 
-/**
- * A project in `<temp>/project` whose program is `programPath` (relative to the project) and whose
- * Pulumi.yaml has `main` (none when undefined). node_modules sits in the project directory, as npm puts it.
- */
+/** A project in `<temp>/project` whose program is `programPath`, with Pulumi.yaml's `main` (none if undefined). */
 async function makeLayout(temp: TempDir, programPath: string, main: string | undefined): Promise<string> {
     const dir = join(temp.dir, "project");
-    await mkdir(join(dir, "node_modules", "@pulumi"), { recursive: true });
-    await mkdir(join(dir, programPath, ".."), { recursive: true });
     const mainLine = main === undefined ? "" : `main: ${main}\n`;
-    await writeFile(join(dir, "Pulumi.yaml"), `name: rel-paths\nruntime: nodejs\n${mainLine}`);
-    await writeFile(join(dir, "package.json"), JSON.stringify({ name: "rel-paths", private: true }));
-    await writeFile(join(dir, programPath), PROGRAM);
-    await symlink(REPO_ROOT, join(dir, "node_modules", "pulumi-lifecycle"), "junction");
-    await symlink(join(REPO_ROOT, "node_modules", "@pulumi", "pulumi"), join(dir, "node_modules", "@pulumi", "pulumi"));
+    await writeNodeProject(dir, {
+        "Pulumi.yaml": `name: rel-paths\nruntime: nodejs\n${mainLine}`,
+        "package.json": JSON.stringify({ name: "rel-paths", private: true }),
+        [programPath]: PROGRAM,
+    });
     return dir;
 }
 

@@ -1,0 +1,140 @@
+// Our stand-in Node.js language host (test/tools/pulumi-cli/language-nodejs) launches programs as the
+// official pulumi-language-nodejs of the pinned CLI does (pulumi/pulumi v3.259.0,
+// sdk/nodejs/cmd/pulumi-language-nodejs/main.go: execRuntime, constructArguments, parseOptions), so
+// what the real-CLI suites see is what users get. Proved through the real CLI: the node arguments
+// (`nodeargs` split as a shell would, quotes included), the working directory, the environment and the
+// arguments @pulumi/pulumi's cmd/run receives, and the official host's messages when the program fails:
+// its exit code, death by a signal, running out of memory, a bad runtime option.
+
+import { strict as assert } from "node:assert";
+import { rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { CliProject, type CliRun } from "../support/cliProject";
+import { makeTempDir, type TempDir } from "../support/projects";
+import { type PulumiCli, requirePulumiCli } from "../support/pulumiCli";
+import { writeNodeProject } from "./nodeProject";
+
+const NAME = "lang-host";
+
+function pulumiYaml(options: Record<string, string | boolean>): string {
+    // YAML accepts JSON: an empty options map stays a map.
+    return `name: ${NAME}\nruntime:\n  name: nodejs\n  options: ${JSON.stringify(options)}\nmain: src/\n`;
+}
+
+/** What the CLI printed and the engine reported, for matching a failure's message. */
+function said(run: CliRun): string {
+    return [run.stdout, run.stderr, ...run.errors].join("\n");
+}
+
+const REPORT = `import * as v8 from "v8";
+import * as pulumi from "@pulumi/pulumi";
+const env = process.env;
+export const cwd: string = process.cwd();
+export const execArgv: string[] = process.execArgv;
+export const heapLimitMiB: number = Math.round(v8.getHeapStatistics().heap_size_limit / 2 ** 20);
+export const preloaded: boolean = (globalThis as { preloaded?: boolean }).preloaded === true;
+export const typescript = env.PULUMI_NODEJS_TYPESCRIPT ?? "unset";
+export const tsconfig = env.PULUMI_NODEJS_TSCONFIG_PATH ?? "unset";
+export const configKeys: string[] = Object.keys(JSON.parse(env.PULUMI_CONFIG ?? "{}")).sort();
+export const secretKeys: string[] = JSON.parse(env.PULUMI_CONFIG_SECRET_KEYS ?? "[]");
+export const runEnv = {
+    project: env.PULUMI_NODEJS_PROJECT,
+    stack: env.PULUMI_NODEJS_STACK,
+    organization: env.PULUMI_NODEJS_ORGANIZATION,
+    rootDirectory: env.PULUMI_NODEJS_ROOT_DIRECTORY,
+    parallel: env.PULUMI_NODEJS_PARALLEL,
+    monitor: typeof env.PULUMI_NODEJS_MONITOR,
+    engine: typeof env.PULUMI_NODEJS_ENGINE,
+};
+export const greeting = new pulumi.Config().require("greeting");
+`;
+
+describe("our Node.js language host launches programs as the official one does (real CLI)", function () {
+    this.timeout(300_000);
+    let cli: PulumiCli;
+    let temp: TempDir;
+    let dir: string;
+    let project: CliProject;
+
+    before(async function () {
+        cli = requirePulumiCli(this);
+        temp = await makeTempDir("pulumi-lifecycle-langhost-");
+        dir = join(temp.dir, "project");
+        await writeNodeProject(dir, {
+            "Pulumi.yaml": pulumiYaml({}),
+            "package.json": JSON.stringify({ name: NAME, private: true }),
+            "src/tsconfig.pulumi.json": JSON.stringify({ compilerOptions: { strict: true, target: "es2020" } }),
+            "src/pre load.js": "globalThis.preloaded = true;\n",
+        });
+        project = await CliProject.open(cli, dir, { config: { greeting: "hi" }, secrets: { token: "s3cret" } });
+    });
+    after(async () => {
+        await project?.cleanup();
+        await temp?.cleanup();
+    });
+
+    /** Runs `up` with these runtime options and src/index.<language> (the other one removed). */
+    async function upWith(
+        options: Record<string, string | boolean>,
+        program: string,
+        language: "ts" | "js" = "ts",
+    ): Promise<CliRun> {
+        await writeFile(join(dir, "Pulumi.yaml"), pulumiYaml(options));
+        await rm(join(dir, "src", `index.${language === "ts" ? "js" : "ts"}`), { force: true });
+        await writeFile(join(dir, "src", `index.${language}`), program);
+        return project.up();
+    }
+
+    it("passes nodeargs split as a shell would, starts node in the program directory, sets cmd/run's env", async () => {
+        const run = await upWith(
+            { tsconfig: "tsconfig.pulumi.json", nodeargs: `--max-old-space-size=200 --require "./pre load.js"` },
+            REPORT,
+        );
+        assert.ok(run.ok, said(run));
+        const out = await project.outputs();
+        assert.deepEqual(out.execArgv, ["--max-old-space-size=200", "--require", "./pre load.js"]);
+        assert.equal(out.preloaded, true, "the quoted --require path, relative to node's starting directory, loaded");
+        assert.ok((out.heapLimitMiB as number) < 400, `heap limit ${out.heapLimitMiB} MiB follows nodeargs`);
+        assert.equal(out.cwd, join(dir, "src"), "the program runs in the directory `main` names");
+        assert.equal(out.typescript, "true", "typescript defaults to true");
+        assert.equal(out.tsconfig, "tsconfig.pulumi.json", "the tsconfig option, as given");
+        assert.deepEqual(out.configKeys, [`${NAME}:config:greeting`, `${NAME}:config:token`]);
+        assert.deepEqual(out.secretKeys, [`${NAME}:token`]);
+        assert.equal(out.greeting, "hi");
+        const { parallel, ...runEnv } = out.runEnv as Record<string, string>;
+        assert.deepEqual(runEnv, {
+            project: NAME,
+            stack: project.stack.name,
+            organization: "organization",
+            rootDirectory: dir,
+            monitor: "string",
+            engine: "string",
+        });
+        assert.match(parallel ?? "", /^[1-9]\d*$/, "--parallel");
+    });
+
+    it("a non-zero exit code: `Program exited with non-zero exit code: 3`", async () => {
+        const run = await upWith({}, "process.exit(3);\n");
+        assert.equal(run.ok, false);
+        assert.match(said(run), /Program exited with non-zero exit code: 3\b/);
+    });
+
+    it("death by a signal is reported as the official host does (exit code -1)", async () => {
+        const run = await upWith({}, `process.kill(process.pid, "SIGKILL");\n`);
+        assert.equal(run.ok, false);
+        assert.match(said(run), /Program exited with non-zero exit code: -1\b/);
+    });
+
+    it("running out of memory adds the official hint about nodeargs --max-old-space-size", async () => {
+        const program = "const kept = [];\nfor (;;) kept.push(new Array(1e5).fill(1.5));\n";
+        const run = await upWith({ typescript: false, nodeargs: "--max-old-space-size=32" }, program, "js");
+        assert.equal(run.ok, false);
+        assert.match(said(run), /Detected a possible out of memory error\. .*`nodeargs: --max-old-space-size=<size>`/);
+    });
+
+    it("rejects an unknown packagemanager with the official message", async () => {
+        const run = await upWith({ packagemanager: "pnpmx" }, "export const ok = true;\n");
+        assert.equal(run.ok, false);
+        assert.match(said(run), /packagemanager option must be one of auto, npm, yarn, pnpm or bun, got "pnpmx"/);
+    });
+});
