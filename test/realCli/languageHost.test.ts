@@ -3,13 +3,16 @@
 // sdk/nodejs/cmd/pulumi-language-nodejs/main.go: execRuntime, constructArguments, parseOptions), so
 // what the real-CLI suites see is what users get. Proved through the real CLI: the node arguments
 // (`nodeargs` split as a shell would, quotes included), the working directory, the environment and the
-// arguments @pulumi/pulumi's cmd/run receives, and the official host's messages when the program fails:
-// its exit code, death by a signal, running out of memory, a bad runtime option.
+// arguments @pulumi/pulumi's cmd/run receives, a Ctrl-C reaching the program as SIGINT, and the official
+// host's messages when the program fails: its exit code, death by a signal, running out of memory, a bad
+// runtime option.
 
 import { strict as assert } from "node:assert";
-import { rm, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { CliProject, type CliRun } from "../support/cliProject";
+import { until } from "../support/processes";
 import { makeTempDir, type TempDir } from "../support/projects";
 import { type PulumiCli, requirePulumiCli } from "../support/pulumiCli";
 import { writeNodeProject } from "./nodeProject";
@@ -73,15 +76,23 @@ describe("our Node.js language host launches programs as the official one does (
         await temp?.cleanup();
     });
 
-    /** Runs `up` with these runtime options and src/index.<language> (the other one removed). */
+    /** Writes Pulumi.yaml with these runtime options and src/index.<language>, the other one removed. */
+    async function writeProgram(
+        options: Record<string, string | boolean>,
+        program: string,
+        language: "ts" | "js" = "ts",
+    ): Promise<void> {
+        await writeFile(join(dir, "Pulumi.yaml"), pulumiYaml(options));
+        await rm(join(dir, "src", `index.${language === "ts" ? "js" : "ts"}`), { force: true });
+        await writeFile(join(dir, "src", `index.${language}`), program);
+    }
+
     async function upWith(
         options: Record<string, string | boolean>,
         program: string,
         language: "ts" | "js" = "ts",
     ): Promise<CliRun> {
-        await writeFile(join(dir, "Pulumi.yaml"), pulumiYaml(options));
-        await rm(join(dir, "src", `index.${language === "ts" ? "js" : "ts"}`), { force: true });
-        await writeFile(join(dir, "src", `index.${language}`), program);
+        await writeProgram(options, program, language);
         return project.up();
     }
 
@@ -126,10 +137,36 @@ describe("our Node.js language host launches programs as the official one does (
     });
 
     it("running out of memory adds the official hint about nodeargs --max-old-space-size", async () => {
-        const program = "const kept = [];\nfor (;;) kept.push(new Array(1e5).fill(1.5));\n";
+        // 400 MB at most: far over the limit, and bounded should the limit not apply.
+        const program = "const kept = [];\nfor (let i = 0; i < 500; i++) kept.push(new Array(1e5).fill(1.5));\n";
         const run = await upWith({ typescript: false, nodeargs: "--max-old-space-size=32" }, program, "js");
         assert.equal(run.ok, false);
         assert.match(said(run), /Detected a possible out of memory error\. .*`nodeargs: --max-old-space-size=<size>`/);
+    });
+
+    it("Ctrl-C (SIGINT to the CLI alone, as `kill -INT` sends it) reaches the program as SIGINT", async () => {
+        const marker = join(temp.dir, "signals");
+        await writeProgram(
+            {},
+            `import * as fs from "fs";
+const marker = process.env.SIGNAL_MARKER as string;
+process.on("SIGINT", () => {
+    fs.appendFileSync(marker, "SIGINT\\n");
+    process.exit(0);
+});
+fs.writeFileSync(marker, "ready\\n");
+export const never = new Promise<void>(() => setInterval(() => undefined, 1000));
+`,
+        );
+        const run = project.spawn(["up", "--yes", "--skip-preview", "--non-interactive", "-s", project.stack.name], {
+            SIGNAL_MARKER: marker,
+        });
+        await until(() => existsSync(marker), run);
+        process.kill(run.child.pid as number, "SIGINT");
+        const { code, output } = await run.done;
+        assert.notEqual(code, 0, output);
+        assert.match(output, /update canceled/);
+        assert.equal(await readFile(marker, "utf8"), "ready\nSIGINT\n", "the program heard SIGINT and ended");
     });
 
     it("rejects an unknown packagemanager with the official message", async () => {
