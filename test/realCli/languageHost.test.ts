@@ -5,12 +5,14 @@
 // (`nodeargs` split as a shell would, quotes included), the working directory, the environment and the
 // arguments @pulumi/pulumi's cmd/run receives, a Ctrl-C reaching the program as SIGINT, and the official
 // host's messages when the program fails: its exit code, death by a signal, running out of memory, a bad
-// runtime option.
+// runtime option; and `pulumi install` (InstallDependencies).
 
 import { strict as assert } from "node:assert";
+import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { CliProject, type CliRun } from "../support/cliProject";
 import { until } from "../support/processes";
 import { makeTempDir, type TempDir } from "../support/projects";
@@ -167,6 +169,24 @@ export const never = new Promise<void>(() => setInterval(() => undefined, 1000))
         assert.notEqual(code, 0, output);
         assert.match(output, /update canceled/);
         assert.equal(await readFile(marker, "utf8"), "ready\nSIGINT\n", "the program heard SIGINT and ended");
+    });
+
+    it("`pulumi install` installs the program's dependencies with its package manager", async () => {
+        const installed = join(temp.dir, "install");
+        await mkdir(join(installed, "tiny"), { recursive: true });
+        await writeFile(join(installed, "Pulumi.yaml"), "name: install-test\nruntime: nodejs\n");
+        await writeFile(join(installed, "tiny", "package.json"), JSON.stringify({ name: "tiny", version: "1.0.0" }));
+        const dependencies = { tiny: "file:./tiny" }; // a local package: npm needs no registry
+        await writeFile(join(installed, "package.json"), JSON.stringify({ name: "install-test", dependencies }));
+        const { stdout } = await promisify(execFile)(cli.pulumi, ["install"], {
+            cwd: installed,
+            env: { ...process.env, ...project.env },
+        });
+        assert.match(stdout, /Installing dependencies\.\.\.[\s\S]*Finished installing dependencies/);
+        assert.equal(
+            JSON.parse(await readFile(join(installed, "node_modules", "tiny", "package.json"), "utf8")).name,
+            "tiny",
+        );
     });
 
     it("rejects an unknown packagemanager with the official message", async () => {
