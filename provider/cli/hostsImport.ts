@@ -31,7 +31,8 @@ goes to stderr.
 Options:
   -f, --file FILE     the hosts file (default: $HOSTS_FILE, else the operating system's hosts file);
                       the program names it as given, and Pulumi resolves a relative path against
-                      the Pulumi project, so run the command there
+                      the program's directory (the project's, or that of Pulumi.yaml's main), so
+                      run the command there
   -m, --match REGEX   import only lines whose address or one of whose names matches REGEX
                       (a JavaScript regular expression, matched case-insensitively)
       --all           import the operating system's own lines too

@@ -12,6 +12,7 @@
 
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { readConfig } from "../shared/config";
+import { keepingVersion, readAnswer, stamped, stateVersionOf } from "../shared/stateShape";
 import { isUnknown } from "../shared/unknown";
 import { EntryNotFoundError } from "./errors/entryNotFoundError";
 import type { CreateJournal } from "./io/createJournal";
@@ -52,6 +53,7 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
     }
 
     async diff(id: string, olds: HostEntryOutputs, news: HostEntryInputs): Promise<dynamic.DiffResult> {
+        stateVersionOf(olds, `host entry ${id}`);
         await this.settle(olds.file, id);
         return diffHostEntry(id, olds, news, await this.sameFile(olds.file, news.file));
     }
@@ -67,11 +69,12 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
             else if (!created.adopted && owner !== undefined) this.journal.stage(real, id, renderLine(inputs), owner);
             return () => doc.lineNumber(created.line);
         });
-        return { id, outs: outputsOf(inputs, line) };
+        return { id, outs: stamped(outputsOf(inputs, line)) };
     }
 
     async read(id: string, props?: Partial<HostEntryOutputs>): Promise<dynamic.ReadResult<HostEntryOutputs>> {
         const identity = identityFromId(id);
+        stateVersionOf(props, `host entry ${id}`);
         const file = props?.file ?? defaultHostsFile(this.configuredFile);
         if (props?.address !== undefined) await this.settle(file, id);
         const found = await this.store.read(file, (doc) => readEntry(doc, identity));
@@ -87,25 +90,28 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
             adopt: props?.adopt ?? false,
         };
         if (found.comment !== undefined) state.comment = found.comment;
-        return { id, props: outputsOf(state, found.lineNumber) };
+        // The line as it is now is also the entry's inputs: a hand edit shows on its field in the next diff.
+        return readAnswer(id, keepingVersion(outputsOf(state, found.lineNumber), props), state);
     }
 
     async update(
         id: string,
-        _olds: HostEntryOutputs,
+        olds: HostEntryOutputs,
         news: HostEntryInputs,
     ): Promise<dynamic.UpdateResult<HostEntryOutputs>> {
         const identity = identityFromId(id);
+        stateVersionOf(olds, `host entry ${id}`);
         await this.settle(news.file, id);
         const line = await this.store.edit(news.file, (doc) => {
             const updated = updateEntry(doc, identity, news, { file: news.file });
             return () => doc.lineNumber(updated.line);
         });
-        return { outs: outputsOf(news, line) };
+        return { outs: stamped(outputsOf(news, line)) };
     }
 
     async delete(id: string, props: HostEntryOutputs): Promise<void> {
         const identity = identityFromId(id);
+        stateVersionOf(props, `host entry ${id}`);
         await this.settle(props.file, id);
         await this.store.edit(props.file, (doc) => {
             deleteEntry(doc, identity);

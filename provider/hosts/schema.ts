@@ -9,7 +9,7 @@ export interface HostEntryInputs {
     names: string[];
     /** Inline comment written after `#` on the entry's line; absent when there is none. */
     comment?: string;
-    /** Path of the hosts file, as given (relative paths are relative to the Pulumi project). */
+    /** Path of the hosts file, as given (a relative path resolves against the program's directory: the project's, or that of Pulumi.yaml's `main`). */
     file: string;
     /** Whether `create` may take over an identical line that already exists. */
     adopt: boolean;
@@ -24,6 +24,8 @@ export interface HostEntryInputs {
 export interface HostEntryOutputs extends Omit<HostEntryInputs, "__owner"> {
     /** 1-based number of the entry's line in the file when it was last written or read. */
     line: number;
+    /** The shape of this state (shared/stateShape.ts); absent in state written before versions were recorded. */
+    stateVersion?: number;
 }
 
 /** The longest `__owner` accepted: organization, project and stack names are short. */

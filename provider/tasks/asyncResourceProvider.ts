@@ -4,7 +4,13 @@
 
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { readConfig } from "../shared/config";
-import type { ApiInputs, AsyncResourceInputs, AsyncResourceOutputs } from "./asyncResourceSchema";
+import { inputsAsRead, keepingVersion, readAnswer, stamped, stateVersionOf } from "../shared/stateShape";
+import {
+    type ApiInputs,
+    ASYNC_RESOURCE_INPUT_KEYS,
+    type AsyncResourceInputs,
+    type AsyncResourceOutputs,
+} from "./asyncResourceSchema";
 import type { RequestSigner } from "./client/awsSigner";
 import { TaskApiClient } from "./client/taskApiClient";
 import { AsyncApiTokenError } from "./errors/asyncApiTokenError";
@@ -42,6 +48,7 @@ export class AsyncResourceProvider implements dynamic.ResourceProvider<AsyncReso
             context.signal,
             context.report,
             this.settings.schedule,
+            context.engineCall,
         );
     }
 
@@ -64,13 +71,19 @@ export class AsyncResourceProvider implements dynamic.ResourceProvider<AsyncReso
         };
     }
 
-    async diff(_id: string, olds: AsyncResourceOutputs, news: AsyncResourceInputs): Promise<dynamic.DiffResult> {
+    async diff(id: string, olds: AsyncResourceOutputs, news: AsyncResourceInputs): Promise<dynamic.DiffResult> {
+        stateVersionOf(olds, `async resource ${id}`);
         return diffAsyncResource(olds, news);
     }
 
     /** Creates the resource; if this fails, what may exist is recorded as partial state, never forgotten. */
     create(inputs: AsyncResourceInputs): Promise<dynamic.CreateResult<AsyncResourceOutputs>> {
-        return this.context.track(this.named(inputs, "create", () => this.lifecycle.create(inputs as RawAsyncInputs)));
+        return this.context.track(
+            this.named(inputs, "create", async () => {
+                const { id, outs } = await this.lifecycle.create(inputs as RawAsyncInputs);
+                return { id, outs: stamped(outs) };
+            }),
+        );
     }
 
     /** Reads the resource as the API has it; nothing when it is gone. */
@@ -78,22 +91,35 @@ export class AsyncResourceProvider implements dynamic.ResourceProvider<AsyncReso
         if (!props?.api) {
             throw new AsyncResourceDefinitionError(id);
         }
-        return (await this.named(props, "read", () => this.lifecycle.read(props))) ?? {};
+        stateVersionOf(props, `async resource ${id}`);
+        const read = await this.named(props, "read", () => this.lifecycle.read(props));
+        if (!read) return {};
+        // The record as read is also the resource's inputs: a change made outside Pulumi shows on `body`.
+        return readAnswer(
+            read.id,
+            keepingVersion(read.props, props),
+            inputsAsRead(read.props, ASYNC_RESOURCE_INPUT_KEYS),
+        );
     }
 
     /** Updates the resource; if this fails, the state on record stays true (partial state where an operation is under way). */
     update(
-        _id: string,
+        id: string,
         olds: AsyncResourceOutputs,
         news: AsyncResourceInputs,
     ): Promise<dynamic.UpdateResult<AsyncResourceOutputs>> {
+        stateVersionOf(olds, `async resource ${id}`);
         return this.context.track(
-            this.named(news, "update", () => this.lifecycle.update(olds, news as RawAsyncInputs)),
+            this.named(news, "update", async () => {
+                const { outs } = await this.lifecycle.update(olds, news as RawAsyncInputs);
+                return { outs: stamped(outs) };
+            }),
         );
     }
 
     /** Deletes the resource; if this fails, it stays in the stack's state. */
-    delete(_id: string, props: AsyncResourceOutputs): Promise<void> {
+    delete(id: string, props: AsyncResourceOutputs): Promise<void> {
+        stateVersionOf(props, `async resource ${id}`);
         return this.context.track(this.named(props, "delete", () => this.lifecycle.delete(props)));
     }
 

@@ -91,6 +91,28 @@ export interface AsyncResourceInputs {
     untaint: boolean;
 }
 
+/** Every input field, in the order a refresh records them (the type check keeps the list whole). */
+export const ASYNC_RESOURCE_INPUT_KEYS = [
+    "api",
+    "collectionPath",
+    "itemPath",
+    "pathParameters",
+    "body",
+    "naturalKey",
+    "key",
+    "idField",
+    "lookup",
+    "replaceOnChanges",
+    "createToken",
+    "timeouts",
+    "adopt",
+    "untaint",
+] as const satisfies readonly (keyof AsyncResourceInputs)[];
+const everyAsyncInput: Exclude<keyof AsyncResourceInputs, (typeof ASYNC_RESOURCE_INPUT_KEYS)[number]> extends never
+    ? true
+    : never = true;
+void everyAsyncInput;
+
 /** An operation whose end was not seen: recorded so the next `up` follows it on. */
 export interface PendingOperation {
     readonly write: WriteKind;
@@ -100,6 +122,8 @@ export interface PendingOperation {
 
 /** State of a `tasks.AsyncResource`. */
 export interface AsyncResourceOutputs extends AsyncResourceInputs {
+    /** The shape of this state (shared/stateShape.ts); absent in state written before versions were recorded. */
+    stateVersion?: number;
     /** The API's id of the resource, once known. */
     resourceId?: string;
     /** The resource as the API last answered it. */

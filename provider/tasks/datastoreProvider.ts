@@ -11,8 +11,15 @@
 // Every failure after a request that may have made something is partial state in the Datastore's shape.
 
 import type * as dynamic from "@pulumi/pulumi/dynamic";
+import { inputsAsRead, keepingVersion, readAnswer, stamped, stateVersionOf } from "../shared/stateShape";
 import type { TaskApiClient } from "./client/taskApiClient";
-import { type DatastoreInputs, type DatastoreOutputs, describeDatastore, type NaturalKey } from "./datastoreSchema";
+import {
+    DATASTORE_INPUT_KEYS,
+    type DatastoreInputs,
+    type DatastoreOutputs,
+    describeDatastore,
+    type NaturalKey,
+} from "./datastoreSchema";
 import { PartialStateError } from "./errors/partialStateError";
 import { AsyncApi } from "./io/asyncApi";
 import { AsyncLifecycle } from "./io/asyncLifecycle";
@@ -49,7 +56,8 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
         return { inputs, failures };
     }
 
-    async diff(_id: string, olds: DatastoreOutputs, news: DatastoreInputs): Promise<dynamic.DiffResult> {
+    async diff(id: string, olds: DatastoreOutputs, news: DatastoreInputs): Promise<dynamic.DiffResult> {
+        stateVersionOf(olds, describeDatastore(keyOf(id, olds)));
         return diffDatastore(olds, news);
     }
 
@@ -58,19 +66,21 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
         return this.context.track(
             this.run("create", naturalKeyOf(inputs), async (lifecycle, lastTask) => {
                 const { id, outs } = await lifecycle.create(engineInputs(inputs as RawInputs));
-                return { id, outs: datastoreState(outs as unknown as Record<string, unknown>, lastTask()) };
+                return { id, outs: stamped(datastoreState(outs as unknown as Record<string, unknown>, lastTask())) };
             }),
         );
     }
 
-    /** Reads the datastore with the natural key as the API has it now; nothing when it is gone. */
+    /** Reads the datastore with the natural key as the API has it now (and its inputs so); nothing when it is gone. */
     async read(id: string, props?: DatastoreOutputs): Promise<dynamic.ReadResult<DatastoreOutputs>> {
         const key = keyOf(id, props);
+        stateVersionOf(props, describeDatastore(key));
         const known = props?.name ? props : ({ ...key, adopt: false, untaint: false } as unknown as DatastoreOutputs);
         return this.run("read", key, async (lifecycle, lastTask) => {
             const read = await lifecycle.read(engineState(known as DatastoreOutputs & Record<string, unknown>));
             if (!read) return {};
-            return { id: read.id, props: datastoreState(read.props as unknown as Record<string, unknown>, lastTask()) };
+            const outputs = datastoreState(read.props as unknown as Record<string, unknown>, lastTask());
+            return readAnswer(read.id, keepingVersion(outputs, props), inputsAsRead(outputs, DATASTORE_INPUT_KEYS));
         });
     }
 
@@ -80,19 +90,21 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
         olds: DatastoreOutputs,
         news: DatastoreInputs,
     ): Promise<dynamic.UpdateResult<DatastoreOutputs>> {
+        stateVersionOf(olds, describeDatastore(naturalKeyOf(news)));
         return this.context.track(
             this.run("update", naturalKeyOf(news), async (lifecycle, lastTask) => {
                 const { outs } = await lifecycle.update(
                     engineState(olds as DatastoreOutputs & Record<string, unknown>),
                     engineInputs(news as RawInputs),
                 );
-                return { outs: datastoreState(outs as unknown as Record<string, unknown>, lastTask()) };
+                return { outs: stamped(datastoreState(outs as unknown as Record<string, unknown>, lastTask())) };
             }),
         );
     }
 
     /** Deletes the datastore; if this fails, it stays in the stack's state. */
     delete(id: string, props: DatastoreOutputs): Promise<void> {
+        stateVersionOf(props, describeDatastore(keyOf(id, props)));
         return this.context.track(
             this.run("delete", keyOf(id, props), (lifecycle) =>
                 lifecycle.delete(engineState(props as DatastoreOutputs & Record<string, unknown>)),
@@ -120,6 +132,7 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
             this.context.signal,
             this.context.report,
             this.settings.schedule,
+            this.context.engineCall,
         );
         try {
             return await work(lifecycle, () => lastTask);
@@ -129,7 +142,10 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
                     ? new PartialStateError(
                           error.message,
                           error.id,
-                          withProvider(datastoreState(error.properties, lastTask), error.properties.__provider),
+                          withProvider(
+                              stamped(datastoreState(error.properties, lastTask)),
+                              error.properties.__provider,
+                          ),
                           error.reasons,
                       )
                     : error;

@@ -31,8 +31,27 @@ export interface DatastoreInputs {
     untaint: boolean;
 }
 
+/** Every input field, in the order a refresh records them (the type check keeps the list whole). */
+export const DATASTORE_INPUT_KEYS = [
+    "hciClusterUuid",
+    "clusterId",
+    "name",
+    "sizeInBytes",
+    "datastoreType",
+    "createToken",
+    "timeouts",
+    "adopt",
+    "untaint",
+] as const satisfies readonly (keyof DatastoreInputs)[];
+const everyDatastoreInput: Exclude<keyof DatastoreInputs, (typeof DATASTORE_INPUT_KEYS)[number]> extends never
+    ? true
+    : never = true;
+void everyDatastoreInput;
+
 /** State of a `tasks.Datastore`. */
 export interface DatastoreOutputs extends DatastoreInputs {
+    /** The shape of this state (shared/stateShape.ts); absent in state written before versions were recorded. */
+    stateVersion?: number;
     /** The API's id of the datastore, once known. */
     datastoreId?: string;
     /** The datastore's state at the API when last seen (OK, CREATING, ...). */

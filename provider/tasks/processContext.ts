@@ -7,6 +7,7 @@
 // SIGKILL.
 
 import { setMaxListeners } from "node:events";
+import { currentEngineCall, type EngineCall, hearEngineCalls } from "../shared/engineCalls";
 import { onEngineCancel } from "../shared/engineCancel";
 import { engineReporter } from "../shared/engineLog";
 import type { Clock, Sleep } from "../shared/time";
@@ -19,8 +20,10 @@ export interface TaskProcessContext {
     readonly random: () => number;
     /** Aborted when the process receives SIGINT (a second Ctrl-C): every wait ends at once. */
     readonly signal: AbortSignal;
-    /** Shows a progress line to the user. */
+    /** Shows a progress line to the user, on the row of the resource whose operation sends it. */
     readonly report: (message: string) => void;
+    /** The engine's call the current operation runs under, when it was heard (its URN, its customTimeouts). */
+    readonly engineCall?: () => EngineCall | undefined;
     /** Registers an operation, so an interrupted process answers it before exiting. */
     readonly track: <T>(work: Promise<T>) => Promise<T>;
 }
@@ -36,9 +39,27 @@ export function processContext(engineAddress: string | undefined): TaskProcessCo
     // 11 is turned off for this signal alone.
     setMaxListeners(0, controller.signal);
     const inFlight = new Set<Promise<unknown>>();
-    onEngineCancel(() => {
+    const reporter = engineReporter(engineAddress);
+    const hearsCancel = onEngineCancel(() => {
         if (!controller.signal.aborted) controller.abort(new Error("cancelled (Ctrl-C)"));
     });
+    if (!hearsCancel) {
+        reporter({
+            severity: "warning",
+            message:
+                "pulumi-lifecycle: this provider process cannot hear the engine's Cancel (no gRPC server found " +
+                "among its handles): a first Ctrl-C waits for running operations to end; a second one interrupts them",
+        });
+    }
+    if (!hearEngineCalls()) {
+        reporter({
+            severity: "warning",
+            message:
+                "pulumi-lifecycle: this provider process cannot hear the engine's calls (the @grpc/grpc-js it " +
+                "runs has no Server.prototype._retrieveHandler): customTimeouts are not applied (each resource's " +
+                "`timeouts` input is) and progress lines show on the Stack row",
+        });
+    }
     process.once("SIGINT", () => {
         if (!controller.signal.aborted) controller.abort(new Error("interrupted by SIGINT"));
         void Promise.allSettled([...inFlight]).then(() => {
@@ -50,7 +71,8 @@ export function processContext(engineAddress: string | undefined): TaskProcessCo
         sleep: timerSleep,
         random: Math.random,
         signal: controller.signal,
-        report: engineReporter(engineAddress),
+        report: (message) => reporter({ message, urn: currentEngineCall()?.urn }),
+        engineCall: currentEngineCall,
         track: (work) => {
             inFlight.add(work);
             const forget = () => inFlight.delete(work);

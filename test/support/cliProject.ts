@@ -27,6 +27,8 @@ export interface ResourceSpec {
         readonly id?: string;
         /** The `import` resource option. */
         readonly import?: string;
+        /** The `customTimeouts` resource option ("5s", "1m"). */
+        readonly customTimeouts?: { readonly create?: string; readonly update?: string; readonly delete?: string };
     };
     readonly commentFrom?: string;
     /** Makes the names `alias.<the other entry's canonical name>`: a force-new input that depends on it. */
@@ -44,6 +46,16 @@ export interface CliRun {
     readonly stderr: string;
     /** The diagnostics the engine printed as errors (the resource's error messages). */
     readonly errors: string[];
+    /** Every diagnostic the engine reported, progress lines included, with the URN it is about. */
+    readonly diagnostics: Diagnostic[];
+}
+
+/** One diagnostic event: about the resource `urn`, or the stack when the URN is the Stack's or absent. */
+export interface Diagnostic {
+    readonly severity: string;
+    readonly message: string;
+    readonly urn?: string;
+    readonly ephemeral: boolean;
 }
 
 /** A resource as `pulumi stack export` holds it. */
@@ -188,6 +200,7 @@ export class CliProject {
     ): Promise<CliRun> {
         const steps: string[] = [];
         const errors: string[] = [];
+        const diagnostics: Diagnostic[] = [];
         const onEvent = (event: EngineEvent): void => {
             const pre = event.resourcePreEvent?.metadata;
             if (pre && isUserResource(pre.type)) steps.push(`${pre.op as OpType} ${nameOf(pre.urn)}`);
@@ -199,13 +212,28 @@ export class CliProject {
             }
             const diag = event.diagnosticEvent;
             if (diag && diag.severity === "error") errors.push(diag.message);
+            if (diag) {
+                diagnostics.push({
+                    severity: diag.severity,
+                    message: diag.message,
+                    ephemeral: diag.ephemeral === true,
+                    ...(diag.urn ? { urn: diag.urn } : {}),
+                });
+            }
         };
         try {
             const { stdout, stderr } = await operation(onEvent);
-            return { ok: true, steps, stdout, stderr, errors };
+            return { ok: true, steps, stdout, stderr, errors, diagnostics };
         } catch (error) {
             const e = error as { stdout?: string; stderr?: string; message?: string };
-            return { ok: false, steps, stdout: e.stdout ?? "", stderr: e.stderr ?? e.message ?? "", errors };
+            return {
+                ok: false,
+                steps,
+                stdout: e.stdout ?? "",
+                stderr: e.stderr ?? e.message ?? "",
+                errors,
+                diagnostics,
+            };
         }
     }
 
@@ -214,9 +242,9 @@ export class CliProject {
         return this.run((onEvent) => this.stack.up({ onEvent, refresh: options.refresh ?? false }));
     }
 
-    /** `pulumi preview`; its steps are the planned ones. */
-    preview(): Promise<CliRun> {
-        return this.run((onEvent) => this.stack.preview({ onEvent }));
+    /** `pulumi preview` (with `--diff` when asked: the output then marks each changed property); its steps are the planned ones. */
+    preview(options: { diff?: boolean } = {}): Promise<CliRun> {
+        return this.run((onEvent) => this.stack.preview({ onEvent, diff: options.diff ?? false }));
     }
 
     /** `pulumi refresh`. */

@@ -24,6 +24,8 @@ export interface FollowOptions {
     readonly startedAt: number;
     /** The clock time by which the operation must have ended. */
     readonly deadline: number;
+    /** The setting that set the deadline, for messages: `customTimeouts.create`, `timeouts.update`. */
+    readonly deadlineSetting?: string;
     readonly signal?: AbortSignal | undefined;
     readonly clock: Clock;
     readonly sleep: Sleep;
@@ -50,6 +52,7 @@ export async function followOperation(options: FollowOptions): Promise<FollowOut
         new OperationWaitError(why, handle, last, {
             what: options.what,
             timeoutMs: options.deadline - options.startedAt,
+            ...(options.deadlineSetting === undefined ? {} : { setting: options.deadlineSetting }),
             ...(cause === undefined ? {} : { cause }),
         });
     let last = options.first;

@@ -19,7 +19,7 @@ export class OperationWaitError extends LifecycleError {
         readonly handle: OperationHandle,
         /** The operation as last seen, if it was seen at all. */
         readonly lastSeen: OperationView | undefined,
-        detail: { timeoutMs?: number; cause?: unknown; what: string },
+        detail: { timeoutMs?: number; setting?: string; cause?: unknown; what: string },
     ) {
         super(messageOf(stop, lastSeen, detail), detail.cause === undefined ? undefined : { cause: detail.cause });
     }
@@ -28,7 +28,7 @@ export class OperationWaitError extends LifecycleError {
 function messageOf(
     stop: OperationWaitStop,
     lastSeen: OperationView | undefined,
-    detail: { timeoutMs?: number; cause?: unknown; what: string },
+    detail: { timeoutMs?: number; setting?: string; cause?: unknown; what: string },
 ): string {
     const seen = lastSeen
         ? `last seen ${lastSeen.status}${lastSeen.progressPercent === undefined ? "" : ` ${lastSeen.progressPercent}%`}`
@@ -39,7 +39,7 @@ function messageOf(
         case "deadline":
             return (
                 `gave up waiting for ${detail.what} after ${formatDuration(detail.timeoutMs ?? 0)} (${seen}); ` +
-                "raise the resource's timeouts if it needs longer"
+                `raise ${detail.setting ? `\`${detail.setting}\`` : "the resource's timeouts"} if it needs longer`
             );
         case "polling": {
             const cause = detail.cause instanceof Error ? detail.cause.message : String(detail.cause);

@@ -254,6 +254,7 @@ export class AsyncApi {
             what,
             startedAt,
             deadline: deadline.at,
+            deadlineSetting: deadline.setting,
             signal: this.context.signal,
             clock: this.context.clock,
             sleep: this.context.sleep,

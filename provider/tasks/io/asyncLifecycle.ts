@@ -4,6 +4,7 @@
 // the API no longer having the resource. Every outcome that may have made something is recorded.
 
 import { parseDuration } from "../../shared/duration";
+import type { EngineCall } from "../../shared/engineCalls";
 import { messageOf } from "../../shared/text";
 import type { AsyncResourceInputs, AsyncResourceOutputs, PendingOperation } from "../asyncResourceSchema";
 import type { PollSchedule } from "../client/pollSchedule";
@@ -55,6 +56,8 @@ export class AsyncLifecycle {
         private readonly report: (message: string) => void,
         /** The backoff between create keys that proved spent, and before a resubmit. */
         schedule: PollSchedule,
+        /** The engine's call the operation runs under: its customTimeouts entry wins over `timeouts`. */
+        private readonly engineCall: () => EngineCall | undefined = () => undefined,
     ) {
         this.writes = new AsyncWrites(clock);
         this.creates = new AsyncCreates(clock, sleep, signal, report, schedule, this.writes);
@@ -309,11 +312,17 @@ export class AsyncLifecycle {
         }
     }
 
+    /**
+     * When the operation must end: the resource's `customTimeouts` entry as the engine sent it, else its
+     * `timeouts` input, else the default. (The engine sends no timeout with a read.)
+     */
     private deadline(
         operation: WriteKind | "read",
         timeout: string | undefined,
         byDefault = DEFAULT_TIMEOUT_MS,
     ): Deadline {
+        const heard = operation === "read" ? undefined : this.engineCall()?.timeoutMs;
+        if (heard !== undefined) return { at: this.clock() + heard, setting: `customTimeouts.${operation}` };
         const parsed = timeout === undefined ? byDefault : parseDuration(timeout);
         return {
             at: this.clock() + (typeof parsed === "number" ? parsed : byDefault),

@@ -2,6 +2,7 @@
 // engine, the diff against new inputs, and what a pending create is resumed with.
 
 import type { ResourceDiff } from "../../shared/resourceDiff";
+import { stamped } from "../../shared/stateShape";
 import { isUnknown } from "../../shared/unknown";
 import type { AsyncResourceInputs, AsyncResourceOutputs, PendingOperation } from "../asyncResourceSchema";
 import { TIMEOUT_KEYS } from "../datastoreSchema";
@@ -77,7 +78,7 @@ export function partialState(
 ): PartialStateError {
     const message = `${label}: ${reason}`;
     const properties = Object.fromEntries(
-        Object.entries({ ...inputs, ...outputs }).filter(([, value]) => value !== undefined),
+        Object.entries({ ...inputs, ...stamped(outputs) }).filter(([, value]) => value !== undefined),
     );
     return new PartialStateError(message, key, properties, [message]);
 }

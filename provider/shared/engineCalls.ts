@@ -1,0 +1,127 @@
+// What the engine says with each call, as the provider's own code can hear it.
+//
+// The engine sends every Create, Update and Delete the resource's URN and its `customTimeouts` entry
+// (CreateRequest.timeout, in seconds), and every call its URN. The SDK's dynamic-provider server passes
+// a provider only the properties, so a create cannot know how long the user allowed it, and a progress
+// line cannot say which resource it is about (the engine then shows it on the Stack row).
+//
+// The server is @grpc/grpc-js's, in this very process. Each call's handler is found by
+// `Server.prototype._retrieveHandler(path)`; wrapping what it answers runs the SDK's own handler,
+// unchanged, inside an AsyncLocalStorage context that holds the decoded request's URN and timeout, so
+// every await under it (the provider's create, our lifecycle, our reporter) sees them. Checked against
+// @grpc/grpc-js 1.14, which is what every @pulumi/pulumi from 3.142 to 3.270 resolves today (they ask
+// for ^1.10). The hook is installed when this package is first loaded in the process, which happens
+// inside the first call that names one of our resources: that one call is not heard (its handler has
+// started), every later one is. Where the hook cannot attach, operations fall back to the resource's
+// `timeouts` input and progress lines go out without a URN, and `hearEngineCalls` says so.
+
+import { AsyncLocalStorage } from "node:async_hooks";
+import { dirname } from "node:path";
+
+/** What one call from the engine says about its resource. */
+export interface EngineCall {
+    /** The gRPC method: "Create", "Update", "Delete", "Read", ... */
+    readonly method: string;
+    /** The resource's URN, when the request carries one. */
+    readonly urn?: string;
+    /** The resource's `customTimeouts` entry for this operation, in milliseconds, when the user set one. */
+    readonly timeoutMs?: number;
+}
+
+/** The prefix of every call to the provider service. */
+const PROVIDER_SERVICE = "/pulumirpc.ResourceProvider/";
+
+const calls = new AsyncLocalStorage<EngineCall>();
+
+/** The engine's call this code runs under, if it was heard. */
+export function currentEngineCall(): EngineCall | undefined {
+    return calls.getStore();
+}
+
+/** A gRPC handler as @grpc/grpc-js keeps it. */
+interface Handler {
+    readonly type: string;
+    readonly func: (call: { request?: unknown }, ...rest: unknown[]) => unknown;
+}
+
+/** The part of @grpc/grpc-js's Server prototype the hook replaces. */
+interface ServerPrototype {
+    _retrieveHandler?: (this: unknown, path: string) => Handler | null;
+}
+
+const HOOKED = Symbol.for("pulumi-lifecycle.engineCalls");
+
+/**
+ * Makes every later call of the provider service run under its `EngineCall` (see `currentEngineCall`),
+ * by wrapping the handlers the gRPC server of this process retrieves (`server`: the prototype of the
+ * SDK's @grpc/grpc-js Server by default). Answers whether the hook is in place; installing it twice
+ * changes nothing.
+ */
+export function hearEngineCalls(server: ServerPrototype | undefined = sdkServerPrototype()): boolean {
+    if (!server || typeof server._retrieveHandler !== "function") return false;
+    const marked = server as ServerPrototype & { [HOOKED]?: boolean };
+    if (marked[HOOKED]) return true;
+    const retrieve = server._retrieveHandler;
+    const wrapped = new WeakMap<Handler, Handler>();
+    server._retrieveHandler = function (this: unknown, path: string) {
+        const handler = retrieve.call(this, path);
+        if (handler?.type !== "unary" || typeof path !== "string" || !path.startsWith(PROVIDER_SERVICE)) {
+            return handler;
+        }
+        let hooked = wrapped.get(handler);
+        if (!hooked) {
+            const method = path.slice(PROVIDER_SERVICE.length);
+            const func = handler.func;
+            hooked = {
+                ...handler,
+                func: (call, ...rest) => calls.run(engineCallOf(method, call?.request), () => func(call, ...rest)),
+            };
+            wrapped.set(handler, hooked);
+        }
+        return hooked;
+    };
+    marked[HOOKED] = true;
+    return true;
+}
+
+/** What a decoded provider request says: its URN (`getUrn`) and timeout in seconds (`getTimeout`). */
+export function engineCallOf(method: string, request: unknown): EngineCall {
+    const ask = (getter: string): unknown => {
+        const read = (request as Record<string, unknown> | undefined)?.[getter];
+        return typeof read === "function" ? read.call(request) : undefined;
+    };
+    const urn = ask("getUrn");
+    const seconds = ask("getTimeout");
+    return {
+        method,
+        ...(typeof urn === "string" && urn !== "" ? { urn } : {}),
+        ...(typeof seconds === "number" && Number.isFinite(seconds) && seconds > 0
+            ? { timeoutMs: Math.round(seconds * 1000) }
+            : {}),
+    };
+}
+
+/**
+ * The Server prototype of the @grpc/grpc-js that serves this process: the one the SDK's
+ * dynamic-provider server (the process's main module) resolves, else the one @pulumi/pulumi resolves.
+ */
+function sdkServerPrototype(): ServerPrototype | undefined {
+    const anchors = [require.main?.filename, safeResolve("@pulumi/pulumi")].filter(
+        (anchor): anchor is string => typeof anchor === "string",
+    );
+    for (const anchor of anchors) {
+        const grpcPath = safeResolve("@grpc/grpc-js", dirname(anchor));
+        if (!grpcPath) continue;
+        const grpc = require(grpcPath) as { Server?: { prototype?: ServerPrototype } };
+        if (grpc.Server?.prototype) return grpc.Server.prototype;
+    }
+    return undefined;
+}
+
+function safeResolve(request: string, from?: string): string | undefined {
+    try {
+        return require.resolve(request, from ? { paths: [from] } : undefined);
+    } catch {
+        return undefined;
+    }
+}
