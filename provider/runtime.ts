@@ -17,6 +17,7 @@ import { HostsFileStore, type WriteEvent } from "./hosts/io/hostsFileStore";
 import { exitWhenEngineGone } from "./shared/engineWatch";
 import type { ProviderKind } from "./shared/forwardingProvider";
 import { AsyncResourceProvider } from "./tasks/asyncResourceProvider";
+import { taskApiSettingsIn } from "./tasks/client/stackConfigFiles";
 import { TaskApiClient } from "./tasks/client/taskApiClient";
 import { DatastoreProvider } from "./tasks/datastoreProvider";
 import { TaskApiConfigError } from "./tasks/errors/taskApiConfigError";
@@ -76,6 +77,8 @@ function datastoreProvider(context: TaskProcessContext, env: NodeJS.ProcessEnv):
             random: context.random,
             schedule,
             ...(requestTimeoutMs ? { requestTimeoutMs } : {}),
+            // The engine starts the provider process in the project's directory.
+            settings: taskApiSettingsIn(process.cwd()),
         });
     });
 }

@@ -4,7 +4,7 @@
 
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { readConfig } from "../shared/config";
-import { inputsAsRead, keepingVersion, readAnswer, stamped, stateVersionOf } from "../shared/stateShape";
+import { driftedInputs, keepingVersion, readAnswer, stamped, stateVersionOf } from "../shared/stateShape";
 import {
     type ApiInputs,
     ASYNC_RESOURCE_INPUT_KEYS,
@@ -13,6 +13,7 @@ import {
 } from "./asyncResourceSchema";
 import type { RequestSigner } from "./client/awsSigner";
 import { TaskApiClient } from "./client/taskApiClient";
+import { tokenSettings } from "./errors/apiSettings";
 import { AsyncApiTokenError } from "./errors/asyncApiTokenError";
 import { AsyncResourceDefinitionError } from "./errors/asyncResourceDefinitionError";
 import { AsyncApi } from "./io/asyncApi";
@@ -98,7 +99,7 @@ export class AsyncResourceProvider implements dynamic.ResourceProvider<AsyncReso
         return readAnswer(
             read.id,
             keepingVersion(read.props, props),
-            inputsAsRead(read.props, ASYNC_RESOURCE_INPUT_KEYS),
+            driftedInputs(read.props, props, ASYNC_RESOURCE_INPUT_KEYS),
         );
     }
 
@@ -140,6 +141,11 @@ export class AsyncResourceProvider implements dynamic.ResourceProvider<AsyncReso
                 random: this.context.random,
                 schedule: this.settings.schedule,
                 fetch: this.fetch,
+                settings: {
+                    url: "api.url",
+                    token: tokenSettings(api.tokenConfig, api.tokenEnv),
+                    tokenInConfig: !!api.tokenConfig,
+                },
                 ...(this.settings.requestTimeoutMs ? { requestTimeoutMs: this.settings.requestTimeoutMs } : {}),
             });
             this.clients.set(cacheKey, client);

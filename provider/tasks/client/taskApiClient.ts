@@ -10,6 +10,7 @@
 import { formatDuration } from "../../shared/duration";
 import { codeOf } from "../../shared/files/errno";
 import { type Clock, type Sleep, systemClock, type Timeout, timerSleep, timerTimeout } from "../../shared/time";
+import { type ApiSettingNames, TASK_API_SETTINGS } from "../errors/apiSettings";
 import { CrossOriginError } from "../errors/crossOriginError";
 import { MalformedResponseError } from "../errors/malformedResponseError";
 import { TaskApiError } from "../errors/taskApiError";
@@ -42,6 +43,11 @@ export interface TaskApiClientOptions {
     readonly fetch?: typeof fetch;
     /** Signs each request instead of a bearer token (AWS SigV4); the token is then unused. */
     readonly sign?: RequestSigner;
+    /**
+     * Where the URL and the token are set, which an unreachable API and a 401 or 403 name (default: the
+     * task API's `pulumi-lifecycle:taskApiUrl` and `pulumi-lifecycle:taskApiToken`).
+     */
+    readonly settings?: ApiSettingNames;
 }
 
 /** One request. */
@@ -144,6 +150,7 @@ export class TaskApiClient {
                         this.redact(url),
                         failures,
                         this.redact(reasonOf(error)),
+                        this.options.settings,
                     );
                 }
                 earlierOutcomeUnknown ||= mayHaveActed(outcome);
@@ -312,6 +319,7 @@ export class TaskApiClient {
             mapStrings(body, (value) => this.redact(value)),
             advice,
             earlierOutcomeUnknown,
+            this.options.settings ?? (this.options.sign ? undefined : TASK_API_SETTINGS),
         );
     }
 
@@ -366,8 +374,20 @@ function errorFields(body: unknown): { code?: string; message?: string } {
     return { ...(code === undefined ? {} : { code }), ...(message === undefined ? {} : { message }) };
 }
 
+/**
+ * Why a request got no answer, as fetch reports it: "fetch failed" says nothing, so the cause's code
+ * (`ECONNREFUSED`) and message are added, also from inside an AggregateError (one per address tried).
+ */
 function reasonOf(error: unknown): string {
     if (!(error instanceof Error)) return String(error);
-    const code = codeOf((error as { cause?: unknown }).cause);
-    return code ? `${error.message} (${code})` : error.message;
+    let cause: unknown = (error as { cause?: unknown }).cause;
+    const inner = (cause as { errors?: unknown } | undefined)?.errors;
+    if (!codeOf(cause) && Array.isArray(inner) && inner.length > 0) cause = inner[0];
+    const code = codeOf(cause);
+    const detail =
+        cause instanceof Error && cause.message && !cause.message.includes(error.message) ? cause.message : "";
+    if (code && detail)
+        return detail.includes(code) ? `${error.message}: ${detail}` : `${error.message}: ${detail} (${code})`;
+    if (code) return `${error.message} (${code})`;
+    return detail ? `${error.message}: ${detail}` : error.message;
 }

@@ -16,6 +16,7 @@ import { TaskApiContractError } from "../errors/taskApiContractError";
 import { TaskApiError } from "../errors/taskApiError";
 import { outputsOf, partialState, type RawAsyncInputs } from "../logic/asyncState";
 import { MAX_CREATE_GENERATIONS } from "../logic/createKeys";
+import { whatTheNextUpDoes } from "../logic/operationErrors";
 import { outcomeUnknown } from "../logic/outcomeUnknown";
 import type { OperationView } from "../protocol/dialects/dialect";
 import type { AsyncApi, Deadline, Found } from "./asyncApi";
@@ -151,7 +152,7 @@ export class AsyncCreates {
                 const interrupted = error.stop === "interrupted";
                 const reason = interrupted
                     ? `${error.message}; the next \`pulumi up\` follows it to its end`
-                    : `${error.message}; the next \`pulumi up\` replaces it (set \`untaint: true\` to keep it)`;
+                    : `${error.message}; ${whatTheNextUpDoes(spec, "unseen")}`;
                 const known = {
                     operation: handle,
                     tainted: !interrupted,
@@ -175,8 +176,9 @@ export class AsyncCreates {
         try {
             made = await this.madeBy(api, view, deadline, view.state === "succeeded" && !replayed);
         } catch (error) {
-            const next = view.state === "succeeded" ? "reads it again" : "replaces it (set `untaint: true` to keep it)";
-            const reason = `${what} ended ${view.state}, but reading what it made failed: ${messageOf(error)}; the next \`pulumi up\` ${next}`;
+            const next =
+                view.state === "succeeded" ? "the next `pulumi up` reads it again" : whatTheNextUpDoes(spec, "unseen");
+            const reason = `${what} ended ${view.state}, but reading what it made failed: ${messageOf(error)}; ${next}`;
             const failed = view.state !== "succeeded";
             const known = { operation: handle, tainted: failed, ...(failed ? { taintReason: reason } : {}) };
             throw partialState(inputs, spec.key, spec.label, outputsOf(inputs, known), reason);
@@ -200,11 +202,8 @@ export class AsyncCreates {
                 reason,
             );
         }
-        const reason = new OperationFailedError(
-            what,
-            view,
-            "the next `pulumi up` replaces it (set `untaint: true` to keep it)",
-        ).message;
+        const next = whatTheNextUpDoes(spec, resource ? { record: resource.record } : "unseen");
+        const reason = new OperationFailedError(what, view, next).message;
         const known = { resourceId: resource?.id, resource: resource?.record, tainted: true, taintReason: reason };
         throw partialState(inputs, spec.key, spec.label, outputsOf(inputs, known), reason);
     }

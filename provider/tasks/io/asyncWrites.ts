@@ -9,6 +9,7 @@ import { OperationWaitError } from "../errors/operationWaitError";
 import { ResourceExistsError } from "../errors/resourceExistsError";
 import { brokenReason, recordedBody } from "../logic/asyncSpec";
 import { differs, keptOutputs, outputsOf, partialState, type RawAsyncInputs } from "../logic/asyncState";
+import { whatTheNextUpDoes } from "../logic/operationErrors";
 import type { OperationView } from "../protocol/dialects/dialect";
 import type { AsyncApi, Deadline, Found } from "./asyncApi";
 
@@ -67,7 +68,7 @@ export class AsyncWrites {
         const { spec } = api;
         const broken = brokenReason(spec, found.record);
         if (!broken) return undefined;
-        const reason = `${broken}, ${what}; the next \`pulumi up\` replaces it (set \`untaint: true\` to keep it)`;
+        const reason = `${broken}, ${what}; ${whatTheNextUpDoes(spec, { record: found.record })}`;
         const known = { resourceId: found.id, resource: found.record, tainted: true, taintReason: reason };
         return partialState(inputs, spec.key, spec.label, outputsOf(inputs, known), reason);
     }

@@ -9,31 +9,15 @@ import { startTaskApiServer, type TaskApiServer } from "../../../provider/taskAp
 import type { AsyncResourceProvider } from "../../../provider/tasks/asyncResourceProvider";
 import type { AsyncResourceInputs, AsyncResourceOutputs } from "../../../provider/tasks/asyncResourceSchema";
 import { DATASTORES_PATH, GIB } from "../../../provider/tasks/protocol/wire";
+import { greenlakeArgs } from "../../support/greenlakeResource";
 import { providerOnFakeTime } from "./dialectFixtures";
 
 const TOKEN = "greenlake-dialect-token";
-const HCI = "126fd201-9e6e-5e31-9ffb-a766265b1fd3";
-const CLUSTER = "298a299e-78f5-5acb-86ce-4e9fdc290ab7";
 
 const providerFor = (): AsyncResourceProvider => providerOnFakeTime({ GREENLAKE_TOKEN: TOKEN });
 
 function args(url: string, name: string, createToken?: string): Record<string, unknown> {
-    return {
-        api: { url, dialect: "greenlake", tokenEnv: "GREENLAKE_TOKEN" },
-        collectionPath: DATASTORES_PATH,
-        itemPath: `${DATASTORES_PATH}/{id}`,
-        body: {
-            name,
-            sizeInBytes: 16 * GIB,
-            storageSystemId: HCI,
-            targetHypervisorClusterId: CLUSTER,
-            datastoreType: "VMFS",
-        },
-        naturalKey: "name",
-        idField: "id",
-        lookup: { query: `filter=name eq '{key}' and clusterInfo/id eq '${CLUSTER}'` },
-        ...(createToken ? { createToken } : {}),
-    };
+    return { ...greenlakeArgs(url, name), ...(createToken ? { createToken } : {}) };
 }
 
 async function checked(provider: AsyncResourceProvider, given: Record<string, unknown>): Promise<AsyncResourceInputs> {

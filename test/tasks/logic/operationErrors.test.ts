@@ -9,7 +9,11 @@ import { AsyncResourceOperationError } from "../../../provider/tasks/errors/asyn
 import { OperationWaitError } from "../../../provider/tasks/errors/operationWaitError";
 import { ResourceExistsError } from "../../../provider/tasks/errors/resourceExistsError";
 import { TaskApiError } from "../../../provider/tasks/errors/taskApiError";
-import { namedFailure } from "../../../provider/tasks/logic/operationErrors";
+import { specOf } from "../../../provider/tasks/logic/asyncSpec";
+import { datastoreSpec } from "../../../provider/tasks/logic/datastoreSpec";
+import { namedFailure, whatTheNextUpDoes } from "../../../provider/tasks/logic/operationErrors";
+import { FIXTURES } from "../asyncResource/dialectFixtures";
+import { CLUSTER, HCI } from "../client/support";
 
 const LABEL = 'datastore "ds19" (cluster c, HCI cluster h)';
 
@@ -25,6 +29,7 @@ describe("namedFailure: an operation's error names its datastore", () => {
             `${LABEL}: the task API answered POST /x with 422 (idempotency_key_reused): used for another request`,
         );
         assert.ok(named.stack?.includes(named.message), "the stack shows the named message");
+        assert.equal(named.stack?.split("\n")[0], `TaskApiError: ${named.message}`, "naming it once");
     });
 
     it("leaves an error that names it as it is", () => {
@@ -51,5 +56,42 @@ describe("namedFailure: an operation's error names its datastore", () => {
         assert.equal(named.message, `${LABEL}: the delete stopped: cancelled (Ctrl-C)`);
         assert.equal(named.cause, reason);
         assert.equal(reason.message, "cancelled (Ctrl-C)", "the shared abort reason is not changed");
+    });
+});
+
+describe("whatTheNextUpDoes: a tainted resource's next step, as untaint really works", () => {
+    const datastore = datastoreSpec({ hciClusterUuid: HCI, clusterId: CLUSTER, name: "ds19" });
+    const fixture = (dialect: string) => {
+        const found = FIXTURES.find((f) => f.dialect === dialect);
+        if (!found) throw new Error(`no ${dialect} fixture`);
+        return specOf(found.args("http://127.0.0.1:1", "w1", 3) as never);
+    };
+
+    it("a record in working order: replaced, or kept with untaint", () => {
+        assert.equal(
+            whatTheNextUpDoes(datastore, { record: { state: "OK" } }),
+            "the next `pulumi up` replaces it (deletes it, then creates it again); set `untaint: true` to keep it instead: that `up` records it as the API has it",
+        );
+    });
+
+    it("a datastore in ERROR: replaced, and untaint cannot keep it (it stays tainted)", () => {
+        assert.match(
+            whatTheNextUpDoes(datastore, { record: { state: "ERROR" } }),
+            /replaces it \(deletes it, then creates it again\); `untaint: true` cannot keep it: the API has it in a state it does not recover from$/,
+        );
+    });
+
+    it("an ARM resource whose provisioning failed: untaint sends its body again", () => {
+        assert.match(
+            whatTheNextUpDoes(fixture("azure-arm"), { record: { properties: { provisioningState: "Failed" } } }),
+            /set `untaint: true` to keep it instead: that `up` sends its body again, which retries its provisioning$/,
+        );
+    });
+
+    it("nothing seen: untaint looks it up and keeps what it finds, or creates it", () => {
+        assert.match(
+            whatTheNextUpDoes(fixture("generic"), "unseen"),
+            /set `untaint: true` to keep what the API has instead: that `up` looks it up by its natural key and records it \(or creates it, if there is none\)$/,
+        );
     });
 });
