@@ -12,7 +12,7 @@
 
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { readConfig } from "../shared/config";
-import { keepingVersion, readAnswer, stamped, stateVersionOf } from "../shared/stateShape";
+import { driftedInputs, keepingVersion, readAnswer, stamped, stateVersionOf } from "../shared/stateShape";
 import { isUnknown } from "../shared/unknown";
 import { EntryNotFoundError } from "./errors/entryNotFoundError";
 import type { CreateJournal } from "./io/createJournal";
@@ -90,8 +90,9 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
             adopt: props?.adopt ?? false,
         };
         if (found.comment !== undefined) state.comment = found.comment;
-        // The line as it is now is also the entry's inputs: a hand edit shows on its field in the next diff.
-        return readAnswer(id, keepingVersion(outputsOf(state, found.lineNumber), props), state);
+        // A hand edit also changes the entry's inputs, so it shows on its field in the next diff.
+        const inputs = driftedInputs(state, props, ["address", "names", "comment", "file", "adopt"]);
+        return readAnswer(id, keepingVersion(outputsOf(state, found.lineNumber), props), inputs);
     }
 
     async update(

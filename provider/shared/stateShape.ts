@@ -6,11 +6,13 @@
 // the shape later reads the older shapes without a change showing. State with no version on record has
 // the shape of version 1 (every version of the package before versioning wrote it).
 //
-// Refresh also records the resource's inputs as read (`inputs` of a read, SDK 3.216+): the input
-// fields of the outputs as the file or the API has them now, so a change made outside Pulumi shows in
-// `pulumi preview --diff` on the field that drifted instead of as an unexplained `~ update`.
+// A refresh that finds drift also records the resource's inputs as read (`inputs` of a read, SDK
+// 3.216+): the input fields of the outputs as the file or the API has them now, so a change made outside
+// Pulumi shows in `pulumi preview --diff` on the field that drifted instead of as an unexplained
+// `~ update`. Without drift the inputs on record stay exactly as they are (a read keeps the state).
 
 import type * as dynamic from "@pulumi/pulumi/dynamic";
+import { canonicalJson } from "./canonicalJson";
 import { NewerStateError } from "./errors/newerStateError";
 
 /** The state-shape version this package writes. */
@@ -39,14 +41,24 @@ export function keepingVersion<T extends object>(outputs: T, stored: object | un
     return (recorded === undefined ? rest : { ...rest, stateVersion: recorded }) as T;
 }
 
-/** The inputs a refresh records: the given input fields of the outputs as read, those that are set. */
-export function inputsAsRead<T extends object, K extends keyof T>(outputs: T, keys: readonly K[]): Pick<T, K> {
+/**
+ * The inputs a refresh records: the given input fields of the outputs as read, when one of them differs
+ * from the outputs on record (`stored`); undefined when nothing drifted.
+ */
+export function driftedInputs<T extends object, K extends keyof T>(
+    asRead: T,
+    stored: Partial<T> | undefined,
+    keys: readonly K[],
+): Pick<T, K> | undefined {
+    if (!stored) return undefined;
+    const drifted = keys.some((key) => canonicalJson(asRead[key]) !== canonicalJson(stored[key]));
+    if (!drifted) return undefined;
     const inputs = {} as Pick<T, K>;
-    for (const key of keys) if (outputs[key] !== undefined) inputs[key] = outputs[key];
+    for (const key of keys) if (asRead[key] !== undefined) inputs[key] = asRead[key];
     return inputs;
 }
 
-/** A read's answer: the resource as read, and its inputs as read (the SDK types `inputs` as outputs). */
-export function readAnswer<O extends object>(id: string, props: O, inputs: object): dynamic.ReadResult<O> {
-    return { id, props, inputs: inputs as O };
+/** A read's answer: the resource as read, and its inputs as read when they drifted (the SDK types `inputs` as outputs). */
+export function readAnswer<O extends object>(id: string, props: O, inputs: object | undefined): dynamic.ReadResult<O> {
+    return inputs === undefined ? { id, props } : { id, props, inputs: inputs as O };
 }

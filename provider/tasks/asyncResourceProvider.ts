@@ -4,7 +4,7 @@
 
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { readConfig } from "../shared/config";
-import { inputsAsRead, keepingVersion, readAnswer, stamped, stateVersionOf } from "../shared/stateShape";
+import { driftedInputs, keepingVersion, readAnswer, stamped, stateVersionOf } from "../shared/stateShape";
 import {
     type ApiInputs,
     ASYNC_RESOURCE_INPUT_KEYS,
@@ -99,7 +99,7 @@ export class AsyncResourceProvider implements dynamic.ResourceProvider<AsyncReso
         return readAnswer(
             read.id,
             keepingVersion(read.props, props),
-            inputsAsRead(read.props, ASYNC_RESOURCE_INPUT_KEYS),
+            driftedInputs(read.props, props, ASYNC_RESOURCE_INPUT_KEYS),
         );
     }
 

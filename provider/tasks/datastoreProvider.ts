@@ -11,7 +11,7 @@
 // Every failure after a request that may have made something is partial state in the Datastore's shape.
 
 import type * as dynamic from "@pulumi/pulumi/dynamic";
-import { inputsAsRead, keepingVersion, readAnswer, stamped, stateVersionOf } from "../shared/stateShape";
+import { driftedInputs, keepingVersion, readAnswer, stamped, stateVersionOf } from "../shared/stateShape";
 import type { TaskApiClient } from "./client/taskApiClient";
 import {
     DATASTORE_INPUT_KEYS,
@@ -80,7 +80,11 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
             const read = await lifecycle.read(engineState(known as DatastoreOutputs & Record<string, unknown>));
             if (!read) return {};
             const outputs = datastoreState(read.props as unknown as Record<string, unknown>, lastTask());
-            return readAnswer(read.id, keepingVersion(outputs, props), inputsAsRead(outputs, DATASTORE_INPUT_KEYS));
+            return readAnswer(
+                read.id,
+                keepingVersion(outputs, props),
+                driftedInputs(outputs, props, DATASTORE_INPUT_KEYS),
+            );
         });
     }
 

@@ -9,6 +9,7 @@
 // number as outputs.
 
 import { randomUUID } from "node:crypto";
+import { canonicalJson } from "../../shared/canonicalJson";
 import { ImportRefusedError } from "../errors/importRefusedError";
 import { HOST_ENTRY_MODULE, HOST_ENTRY_TYPE, type HostEntryInputs, type HostEntryOutputs } from "../schema";
 import { formatId, identityOf } from "./entries";
@@ -124,7 +125,7 @@ export function addEntriesToState(deployment: Deployment, plan: ImportPlan, opti
 export function sameState(a: Deployment, b: Deployment): boolean {
     const { manifest: _a, ...restA } = a;
     const { manifest: _b, ...restB } = b;
-    return canonical(restA) === canonical(restB);
+    return canonicalJson(restA) === canonicalJson(restB);
 }
 
 /**
@@ -153,15 +154,6 @@ function refuseForeignResources(deployment: Deployment, options: StateImportOpti
             );
         }
     }
-}
-
-/** JSON with object keys sorted, so that equal values give equal text whatever their key order. */
-function canonical(value: unknown): string {
-    return JSON.stringify(value, (_key, item: unknown) =>
-        item && typeof item === "object" && !Array.isArray(item)
-            ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-            : item,
-    );
 }
 
 /** The resource id the provider gives an entry. */

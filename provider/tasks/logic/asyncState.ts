@@ -1,6 +1,7 @@
 // Pure state of an AsyncResource: the outputs recorded after each operation, partial state for the
 // engine, the diff against new inputs, and what a pending create is resumed with.
 
+import { canonicalJson } from "../../shared/canonicalJson";
 import type { ResourceDiff } from "../../shared/resourceDiff";
 import { stamped } from "../../shared/stateShape";
 import { isUnknown } from "../../shared/unknown";
@@ -171,14 +172,5 @@ function keyIn(values: Partial<AsyncResourceInputs>): unknown {
 /** Whether two JSON values differ (object keys compared in any order); unknown differs from everything. */
 export function differs(a: unknown, b: unknown): boolean {
     if (isUnknown(a) || isUnknown(b)) return true;
-    return canonical(a) !== canonical(b);
-}
-
-function canonical(value: unknown): string {
-    if (typeof value !== "object" || value === null) return JSON.stringify(value) ?? "undefined";
-    if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
-    const entries = Object.entries(value)
-        .filter(([, inner]) => inner !== undefined)
-        .sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
-    return `{${entries.map(([key, inner]) => `${JSON.stringify(key)}:${canonical(inner)}`).join(",")}}`;
+    return canonicalJson(a) !== canonicalJson(b);
 }
