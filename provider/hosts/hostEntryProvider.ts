@@ -12,6 +12,8 @@
 
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { readConfig } from "../shared/config";
+import { shownOnItsRow } from "../shared/errors/engineEcho";
+import { LifecycleError } from "../shared/errors/lifecycleError";
 import { driftedInputs, keepingVersion, readAnswer, stamped, stateVersionOf } from "../shared/stateShape";
 import { isUnknown } from "../shared/unknown";
 import { EntryNotFoundError } from "./errors/entryNotFoundError";
@@ -72,7 +74,15 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
         return { id, outs: stamped(outputsOf(inputs, line)) };
     }
 
-    async read(id: string, props?: Partial<HostEntryOutputs>): Promise<dynamic.ReadResult<HostEntryOutputs>> {
+    /** Reads the entry's line as the file has it now; nothing when it is gone (a refresh drops it). */
+    read(id: string, props?: Partial<HostEntryOutputs>): Promise<dynamic.ReadResult<HostEntryOutputs>> {
+        return explained(() => this.readLine(id, props));
+    }
+
+    private async readLine(
+        id: string,
+        props: Partial<HostEntryOutputs> | undefined,
+    ): Promise<dynamic.ReadResult<HostEntryOutputs>> {
         const identity = identityFromId(id);
         stateVersionOf(props, `host entry ${id}`);
         const file = props?.file ?? defaultHostsFile(this.configuredFile);
@@ -110,13 +120,16 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
         return { outs: stamped(outputsOf(news, line)) };
     }
 
-    async delete(id: string, props: HostEntryOutputs): Promise<void> {
-        const identity = identityFromId(id);
-        stateVersionOf(props, `host entry ${id}`);
-        await this.settle(props.file, id);
-        await this.store.edit(props.file, (doc) => {
-            deleteEntry(doc, identity);
-            return () => undefined;
+    /** Removes the entry's line and nothing else; a line already gone is success. If this fails, the entry stays in the stack. */
+    delete(id: string, props: HostEntryOutputs): Promise<void> {
+        return explained(async () => {
+            const identity = identityFromId(id);
+            stateVersionOf(props, `host entry ${id}`);
+            await this.settle(props.file, id);
+            await this.store.edit(props.file, (doc) => {
+                deleteEntry(doc, identity);
+                return () => undefined;
+            });
         });
     }
 
@@ -146,6 +159,19 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
 }
 
 /** Outputs are the checked inputs (without `__provider`, which the server adds) plus the line number. */
+/**
+ * Runs a read or delete whose explained failures (LifecycleErrors: their message says what to do) the
+ * engine shows once, on the entry's row, without the SDK's echo of them with stack frames under the
+ * Stack row. A failure the package did not explain keeps its stack, for the bug report.
+ */
+async function explained<T>(work: () => Promise<T>): Promise<T> {
+    try {
+        return await work();
+    } catch (error) {
+        throw error instanceof LifecycleError ? shownOnItsRow(error) : error;
+    }
+}
+
 function outputsOf(inputs: HostEntryInputs, line: number): HostEntryOutputs {
     const outputs: HostEntryOutputs = {
         address: inputs.address,

@@ -7,7 +7,7 @@
 // - every create records the state-shape version.
 
 import { strict as assert } from "node:assert";
-import { readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { startTaskApiServer, type TaskApiServer } from "../../provider/taskApiServer/taskApiServer";
 import { DATASTORES_PATH } from "../../provider/tasks/protocol/wire";
@@ -141,6 +141,28 @@ describe("the engine's contract (customTimeouts, progress on the row, drift in d
         const again = await project.preview({ diff: true });
         assertOk(again);
         assert.deepEqual(again.steps, ["same web"]);
+    });
+
+    it("a hosts refresh that fails says so once, on the entry's row, without JavaScript stack frames", async () => {
+        const file = join(project.dir, "broken.hosts");
+        await writeFile(file, "127.0.0.1 localhost\n");
+        await project.program([{ name: "web", args: { address: "10.0.0.5", names: ["web.internal"], file } }]);
+        assertOk(await project.up());
+        // The file becomes a directory: no hosts file can be read there, and nothing may be written.
+        await rm(file);
+        await mkdir(file);
+        const run = project.spawn(["refresh", "--yes", "--non-interactive", "--stack", "dev"]);
+        const { code, output } = await run.done;
+        assert.notEqual(code, 0, output);
+        const said = output.slice(output.indexOf("Diagnostics:"));
+        assert.ok(said.includes("it is a directory"), said);
+        assert.ok(!/^\s*at .*[(\s/][^\s]*:\d+:\d+\)?\s*$/m.test(output), `no stack frames:\n${output}`);
+        const stackRow = said.slice(said.indexOf("pulumi:pulumi:Stack"), said.indexOf("pulumi-nodejs:dynamic/hosts"));
+        assert.ok(
+            stackRow.length > 0 && !stackRow.includes("broken.hosts"),
+            `not echoed under the Stack row:\n${said}`,
+        );
+        assert.equal(said.split("it is a directory").length - 1, 1, `said once:\n${said}`);
     });
 
     it("a datastore grown outside Pulumi: after refresh, preview names the size as it is now (it cannot shrink back)", async () => {

@@ -158,7 +158,7 @@ describe("tasks.Datastore through the provider process (seed 003)", () => {
                 assert.equal(error.initFailure?.properties.tainted, true);
                 assert.match(
                     String(error.initFailure?.properties.taintReason),
-                    /gave up waiting for the create of datastore "ds19" .* raise the resource's timeouts/,
+                    /gave up waiting for the create of datastore "ds19" .* raise `timeouts.create` if it needs longer/,
                 );
             });
 

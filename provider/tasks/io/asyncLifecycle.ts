@@ -12,7 +12,7 @@ import { DeleteUnconfirmedError } from "../errors/deleteUnconfirmedError";
 import { OperationFailedError } from "../errors/operationFailedError";
 import { OperationWaitError } from "../errors/operationWaitError";
 import { ResourceMissingError } from "../errors/resourceMissingError";
-import { brokenReason, recordedBody } from "../logic/asyncSpec";
+import { type AsyncSpec, brokenReason, recordedBody } from "../logic/asyncSpec";
 import {
     bodyChanged,
     isPendingCreate,
@@ -22,6 +22,7 @@ import {
     type RawAsyncInputs,
     resumedInputs,
 } from "../logic/asyncState";
+import { putRetriesProvisioning, whatTheNextUpDoes } from "../logic/operationErrors";
 import type { OperationView, WriteKind } from "../protocol/dialects/dialect";
 import type { AsyncApi, Deadline, Found } from "./asyncApi";
 import { AsyncCreates } from "./asyncCreates";
@@ -39,11 +40,9 @@ function unresolvedCreate(props: AsyncResourceOutputs): boolean {
     return props.resourceId === undefined && (props.tainted === false || props.operation?.write === "create");
 }
 
-/** What comes of a resource beyond repair: the next up replaces it, unless the program keeps it. */
-function replacesIt(untaint: boolean | undefined): string {
-    return untaint
-        ? "remove untaint so the next up replaces it"
-        : "the next `pulumi up` replaces it (set `untaint: true` to keep it)";
+/** What comes of a resource beyond repair, as the API has it (`record`): what the next up and untaint do. */
+function replacesIt(spec: AsyncSpec, record: unknown, untaint: boolean | undefined): string {
+    return untaint ? "remove untaint so the next up replaces it" : whatTheNextUpDoes(spec, { record });
 }
 
 /** The AsyncResource operations. */
@@ -91,7 +90,10 @@ export class AsyncLifecycle {
             operation: props.operation,
             // Props that never went through create (a `get`, an imported pending create) have no `tainted`. [K]
             tainted: props.tainted === true || broken !== undefined,
-            taintReason: broken === undefined ? props.taintReason : `${broken}; ${replacesIt(props.untaint)}`,
+            taintReason:
+                broken === undefined
+                    ? props.taintReason
+                    : `${broken}; ${replacesIt(api.spec, found.record, props.untaint)}`,
         };
         // A change made outside Pulumi shows in `body`, so the next up's diff sends the program's back;
         // a record in the middle of an operation (a lagging one, or one whose operation may still fail
@@ -163,13 +165,13 @@ export class AsyncLifecycle {
             if (!current) throw new ResourceMissingError(api.spec.label, olds.resourceId);
         }
         let broken = brokenReason(api.spec, current.record);
-        if (broken && news.untaint && this.putRetries(api)) {
+        if (broken && news.untaint && putRetriesProvisioning(api.spec)) {
             // Kept: its body is sent again, a PUT that retries the provisioning (ARM's own remedy).
             current = await this.writes.write(api, news, current, deadline, undefined);
             broken = brokenReason(api.spec, current.record);
         }
         if (broken) {
-            const reason = `${broken}; ${replacesIt(news.untaint)}`;
+            const reason = `${broken}; ${replacesIt(api.spec, current.record, news.untaint)}`;
             const known = { resourceId: current.id, resource: current.record, tainted: true, taintReason: reason };
             throw partialState(news, api.spec.key, api.spec.label, outputsOf(news, known), reason);
         }
@@ -291,12 +293,6 @@ export class AsyncLifecycle {
             if (gone) return undefined;
             throw error;
         }
-    }
-
-    /** Whether the resource is written by an idempotent PUT to its own path: sending the body again retries it. */
-    private putRetries(api: AsyncApi): boolean {
-        const { spec } = api;
-        return spec.keyIsId && spec.dialect.update(spec.target, spec.key, {}, undefined).method === "PUT";
     }
 
     /** Runs a look-up of an update; when it fails, the state on record stays, as partial state. */
