@@ -9,6 +9,7 @@ import { execFile } from "node:child_process";
 import { cp, mkdir, readFile, rename, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { packedTarball } from "./compat/support/installs";
 import { Harness } from "./harness/harness";
 import { makeTempDir, REPO_ROOT, type TempDir } from "./support/projects";
 
@@ -37,8 +38,8 @@ describe("the packed package, installed by name in a fresh project", function ()
 
     before(async () => {
         temp = await makeTempDir("pulumi-lifecycle-pack-");
-        const packed = await run("npm", ["pack", "--pack-destination", temp.dir, "--json"], { cwd: REPO_ROOT });
-        tarball = join(temp.dir, (JSON.parse(packed.stdout) as { filename: string }[])[0]?.filename ?? "");
+        // The one tarball of the test run, shared with the compatibility matrix (test/compat).
+        tarball = await packedTarball();
         app = join(temp.dir, "app");
         const pulumiVersion = (
             JSON.parse(await readFile(join(REPO_ROOT, "package.json"), "utf8")) as {
@@ -62,17 +63,30 @@ describe("the packed package, installed by name in a fresh project", function ()
         return providerText;
     }
 
-    it("ships the compiled package only: JavaScript, declarations, README and package.json", async () => {
-        const { stdout } = await run("npm", ["pack", "--dry-run", "--json"], { cwd: REPO_ROOT });
-        const files = (JSON.parse(stdout) as { files: { path: string }[] }[])[0]?.files.map((f) => f.path) ?? [];
+    it("ships the compiled package only: JavaScript, declarations, README, LICENSE and package.json, with no install script", async () => {
+        const { stdout } = await run("tar", ["-tzf", tarball]);
+        const files = stdout
+            .split("\n")
+            .filter(Boolean)
+            .map((entry) => entry.replace(/^package\//, ""));
         assert.ok(
             files.includes("dist/index.js") && files.includes("dist/index.d.ts") && files.includes("dist/runtime.js"),
         );
         assert.ok(files.includes("dist/cli/main.js") && files.includes("README.md") && files.includes("package.json"));
+        assert.ok(files.includes("LICENSE"), "the license text package.json names");
         const unexpected = files.filter(
-            (f) => !/^dist\/.*\.(js|d\.ts)$/.test(f) && !["README.md", "package.json"].includes(f),
+            (f) => !/^dist\/.*\.(js|d\.ts)$/.test(f) && !["README.md", "LICENSE", "package.json"].includes(f),
         );
         assert.deepEqual(unexpected, []);
+        // npm 11 flags a package that runs a script where it is installed (prepare builds from a git URL
+        // through prepack instead).
+        const shipped = JSON.parse(
+            await readFile(join(app, "node_modules", "pulumi-lifecycle", "package.json"), "utf8"),
+        );
+        const installScripts = ["preinstall", "install", "postinstall", "prepare"].filter(
+            (s) => s in (shipped.scripts ?? {}),
+        );
+        assert.deepEqual(installScripts, []);
     });
 
     it("installs one runtime dependency, the SigV4 signer (itself without dependencies), besides its peer @pulumi/pulumi", async () => {
