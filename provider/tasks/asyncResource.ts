@@ -114,7 +114,8 @@ export class AsyncResource extends pulumi.dynamic.Resource {
         super(
             providerShim("tasks:AsyncResource"),
             name,
-            { ...args, ...outputs },
+            // customTimeouts recorded: a destroy's first delete is bounded by it too (README, Timeouts).
+            { ...args, ...outputs, ...(opts?.customTimeouts ? { customTimeouts: opts.customTimeouts } : {}) },
             opts,
             ASYNC_RESOURCE_MODULE,
             ASYNC_RESOURCE_TYPE_NAME,

@@ -1,6 +1,6 @@
 // The resolved shapes of a tasks.AsyncResource, shared by the program side and the provider side.
 
-import type { DatastoreTimeouts } from "./datastoreSchema";
+import type { CustomTimeouts, DatastoreTimeouts } from "./datastoreSchema";
 import type { DialectName, WriteKind } from "./protocol/dialects/dialect";
 
 /** Resource type token module and name: `pulumi-nodejs:dynamic/tasks:AsyncResource`. */
@@ -87,6 +87,8 @@ export interface AsyncResourceInputs {
     replaceOnChanges: string[];
     createToken?: string;
     timeouts?: DatastoreTimeouts;
+    /** The resource's customTimeouts option, recorded by the resource class; never a change. */
+    customTimeouts?: CustomTimeouts;
     adopt: boolean;
     untaint: boolean;
 }
@@ -105,6 +107,7 @@ export const ASYNC_RESOURCE_INPUT_KEYS = [
     "replaceOnChanges",
     "createToken",
     "timeouts",
+    "customTimeouts",
     "adopt",
     "untaint",
 ] as const satisfies readonly (keyof AsyncResourceInputs)[];

@@ -100,7 +100,8 @@ export class Datastore extends pulumi.dynamic.Resource {
         super(
             providerShim("tasks:Datastore"),
             name,
-            { ...args, ...outputs },
+            // customTimeouts recorded: a destroy's first delete is bounded by it too (README, Timeouts).
+            { ...args, ...outputs, ...(opts?.customTimeouts ? { customTimeouts: opts.customTimeouts } : {}) },
             opts,
             DATASTORE_MODULE,
             DATASTORE_TYPE_NAME,

@@ -12,6 +12,17 @@ export const TIMEOUT_KEYS = ["create", "read", "update", "delete"] as const;
 /** Longest wait per operation, as durations ("30m", "1h30m"). */
 export type DatastoreTimeouts = { [operation in (typeof TIMEOUT_KEYS)[number]]?: string };
 
+/**
+ * The resource's `customTimeouts` option as its program last gave it (the resource class records it):
+ * what bounds an operation whose own call from the engine was not heard, such as the first delete of a
+ * `pulumi destroy` (see io/asyncLifecycle.ts, deadline).
+ */
+export interface CustomTimeouts {
+    create?: string;
+    update?: string;
+    delete?: string;
+}
+
 /** Resolved inputs of a `tasks.Datastore`, as `check` returns them. */
 export interface DatastoreInputs {
     /** The HCI cluster (UUID, lowercase). Part of the natural key. */
@@ -25,6 +36,8 @@ export interface DatastoreInputs {
     /** Idempotency key of the create request: a retried or interrupted create never makes a second datastore. */
     createToken?: string;
     timeouts?: DatastoreTimeouts;
+    /** The resource's customTimeouts option, recorded by the resource class; never a change. */
+    customTimeouts?: CustomTimeouts;
     /** Take over an existing datastore with the same natural key (size and type must match). */
     adopt: boolean;
     /** Keep a tainted datastore: the next `up` looks it up instead of replacing it. */
@@ -40,6 +53,7 @@ export const DATASTORE_INPUT_KEYS = [
     "datastoreType",
     "createToken",
     "timeouts",
+    "customTimeouts",
     "adopt",
     "untaint",
 ] as const satisfies readonly (keyof DatastoreInputs)[];

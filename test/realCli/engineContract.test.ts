@@ -100,6 +100,23 @@ describe("the engine's contract (customTimeouts, progress on the row, drift in d
         assert.equal(api.datastores().length, 1, "the timed-out one was deleted: no zombie");
     });
 
+    it("customTimeouts.delete bounds a destroy's delete, even the first call of a fresh provider process", async () => {
+        const spec = ds19({ customTimeouts: { delete: "2s" } });
+        await project.program([{ ...spec, args: { ...spec.args, timeouts: { delete: "1h" } } }]);
+        assertOk(await project.up());
+        api.addFault({ match: { method: "DELETE" }, fault: { task: { durationMs: HOUR } } });
+        const destroyed = await project.destroy();
+        assert.equal(destroyed.ok, false, "the delete ends at 2 s, not after the hour the input allows");
+        assert.ok(
+            destroyed.errors.some((message) => message.includes("customTimeouts.delete")),
+            destroyed.errors.join("\n"),
+        );
+        assert.ok(await stored(DATASTORE_TYPE), "a delete not confirmed keeps the datastore in the stack");
+        api.advanceClock(HOUR);
+        assertOk(await project.destroy());
+        assert.equal(api.datastores().length, 0);
+    });
+
     it("progress lines are shown on the datastore's own row (the event carries its URN), with one figure", async () => {
         await project.program([ds19()]);
         const created = await project.up();

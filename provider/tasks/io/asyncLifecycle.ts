@@ -70,7 +70,7 @@ export class AsyncLifecycle {
     /** Read: the resource as the API has it now; nothing when it is gone. */
     async read(props: AsyncResourceOutputs): Promise<{ id: string; props: AsyncResourceOutputs } | undefined> {
         const api = this.apiFor(props);
-        const deadline = this.deadline("read", props.timeouts?.read, DEFAULT_READ_TIMEOUT_MS);
+        const deadline = this.deadline("read", props, DEFAULT_READ_TIMEOUT_MS);
         const byId = props.resourceId !== undefined && !api.spec.rules?.readsByKey;
         const found = byId ? await api.get(props.resourceId as string, deadline) : await api.lookUp(deadline);
         if (!found) {
@@ -106,7 +106,7 @@ export class AsyncLifecycle {
     /** Create: the outputs recorded under the natural key. */
     async create(inputs: RawAsyncInputs): Promise<{ id: string; outs: AsyncResourceOutputs }> {
         const api = this.apiFor(inputs);
-        const deadline = this.deadline("create", inputs.timeouts?.create);
+        const deadline = this.deadline("create", inputs);
         const found = await api.lookUp(deadline);
         const keyed = inputs.createToken !== undefined && api.spec.dialect.tokenReplaysCreate;
         // With a resource holding the natural key, a create is sent (to replay the token, which tells
@@ -123,7 +123,7 @@ export class AsyncLifecycle {
     /** Update: resume a create that did not finish, untaint, or send the changed body. */
     async update(olds: AsyncResourceOutputs, news: RawAsyncInputs): Promise<{ outs: AsyncResourceOutputs }> {
         const api = this.apiFor(news);
-        const deadline = this.deadline("update", news.timeouts?.update);
+        const deadline = this.deadline("update", news);
         const keep = (reason: string, operation?: PendingOperation) =>
             partialState(news, api.spec.key, api.spec.label, keptOutputs(olds, news, operation), reason);
         if (isPendingCreate(olds)) {
@@ -202,7 +202,7 @@ export class AsyncLifecycle {
     async delete(props: AsyncResourceOutputs): Promise<void> {
         const api = this.apiFor(props);
         const { spec } = api;
-        const deadline = this.deadline("delete", props.timeouts?.delete);
+        const deadline = this.deadline("delete", props);
         const ended = props.operation ? await this.followQuietly(api, props.operation, deadline) : undefined;
         let id = props.resourceId;
         if (id === undefined) {
@@ -309,16 +309,23 @@ export class AsyncLifecycle {
     }
 
     /**
-     * When the operation must end: the resource's `customTimeouts` entry as the engine sent it, else its
-     * `timeouts` input, else the default. (The engine sends no timeout with a read.)
+     * When the operation must end: the resource's `customTimeouts` entry as the engine sent it with this
+     * call; else as its program last recorded it (the engine's call is not heard when it is the first of
+     * a fresh provider process, such as a destroy's first delete); else its `timeouts` input; else the
+     * default. The engine sends no timeout with a read, and customTimeouts has no read entry.
      */
     private deadline(
         operation: WriteKind | "read",
-        timeout: string | undefined,
+        settings: Pick<AsyncResourceInputs, "timeouts" | "customTimeouts">,
         byDefault = DEFAULT_TIMEOUT_MS,
     ): Deadline {
-        const heard = operation === "read" ? undefined : this.engineCall()?.timeoutMs;
-        if (heard !== undefined) return { at: this.clock() + heard, setting: `customTimeouts.${operation}` };
+        if (operation !== "read") {
+            const heard = this.engineCall()?.timeoutMs;
+            const recorded = settings.customTimeouts?.[operation];
+            const limit = heard ?? (recorded === undefined ? undefined : parseDuration(recorded));
+            if (typeof limit === "number") return { at: this.clock() + limit, setting: `customTimeouts.${operation}` };
+        }
+        const timeout = settings.timeouts?.[operation];
         const parsed = timeout === undefined ? byDefault : parseDuration(timeout);
         return {
             at: this.clock() + (typeof parsed === "number" ? parsed : byDefault),

@@ -10,7 +10,7 @@ import { type DatastoreTimeouts, TIMEOUT_KEYS } from "../datastoreSchema";
 import { DIALECT_NAMES, type DialectName } from "../protocol/dialects/dialect";
 import { parsePathTemplate, segmentProblem } from "../protocol/pathTemplate";
 import { resolve, type SpecProblem } from "./asyncSpec";
-import { createToken, describe, type Fail, flag, timeouts } from "./checkFields";
+import { createToken, describe, type Fail, flag, recordedCustomTimeouts, timeouts } from "./checkFields";
 
 /** How deep a body may nest: deeper is no API's resource, and would only cost the process. */
 const MAX_BODY_DEPTH = 32;
@@ -58,6 +58,8 @@ export function checkAsyncResource(news: Record<string, unknown>): {
     if (token !== undefined) inputs.createToken = token;
     const limits = timeouts(news.timeouts, fail);
     if (limits !== undefined) inputs.timeouts = withUnknownDurations(news.timeouts, limits);
+    const recorded = recordedCustomTimeouts(news.customTimeouts);
+    if (recorded !== undefined) inputs.customTimeouts = recorded;
     // What depends on values not known until the update runs is checked once they are.
     if (failures.length === 0 && !hasUnknown(inputs)) {
         const problems: SpecProblem[] = [];

@@ -4,7 +4,7 @@
 import { parseDuration } from "../../shared/duration";
 import { describeCharacter, quote } from "../../shared/text";
 import { isUnknown } from "../../shared/unknown";
-import { type DatastoreTimeouts, TIMEOUT_KEYS } from "../datastoreSchema";
+import { type CustomTimeouts, type DatastoreTimeouts, TIMEOUT_KEYS } from "../datastoreSchema";
 
 /** Reports a check failure: the property and why. */
 export type Fail = (property: string, reason: string) => void;
@@ -52,6 +52,20 @@ export function timeouts(value: unknown, fail: Fail): DatastoreTimeouts | undefi
         else result[key as keyof DatastoreTimeouts] = duration;
     }
     return result;
+}
+
+/**
+ * The customTimeouts option the resource class recorded: the create, update and delete strings kept
+ * as given (the engine already accepted them; one this package cannot parse is ignored when used).
+ */
+export function recordedCustomTimeouts(value: unknown): CustomTimeouts | undefined {
+    if (value === null || typeof value !== "object" || Array.isArray(value) || isUnknown(value)) return undefined;
+    const kept: CustomTimeouts = {};
+    for (const key of ["create", "update", "delete"] as const) {
+        const duration = (value as Record<string, unknown>)[key];
+        if (typeof duration === "string" && duration.trim() !== "") kept[key] = duration;
+    }
+    return Object.keys(kept).length > 0 ? kept : undefined;
 }
 
 export function flag(property: string, value: unknown, fail: Fail): boolean {

@@ -14,7 +14,7 @@ import {
     MIN_DATASTORE_SIZE_IN_BYTES,
     UUID_PATTERN,
 } from "../protocol/wire";
-import { createToken, describe, type Fail, flag, timeouts } from "./checkFields";
+import { createToken, describe, type Fail, flag, recordedCustomTimeouts, timeouts } from "./checkFields";
 
 /** Validates and normalizes raw inputs; `olds` are the previous inputs (for the no-shrink rule). */
 export function checkDatastore(
@@ -37,6 +37,8 @@ export function checkDatastore(
     if (token !== undefined) inputs.createToken = token;
     const limits = timeouts(news.timeouts, fail);
     if (limits !== undefined) inputs.timeouts = limits;
+    const recorded = recordedCustomTimeouts(news.customTimeouts);
+    if (recorded !== undefined) inputs.customTimeouts = recorded;
     return { inputs, failures };
 }
 

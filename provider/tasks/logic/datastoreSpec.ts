@@ -238,6 +238,7 @@ export function datastoreState(state: Record<string, unknown>, lastTask: string 
     };
     if (engine.createToken !== undefined) outputs.createToken = engine.createToken;
     if (engine.timeouts !== undefined) outputs.timeouts = engine.timeouts;
+    if (engine.customTimeouts !== undefined) outputs.customTimeouts = engine.customTimeouts;
     if (engine.resourceId !== undefined) outputs.datastoreId = engine.resourceId;
     const pending = engine.operation;
     const seen = pending?.write === "update" ? "UPDATING" : record?.state;

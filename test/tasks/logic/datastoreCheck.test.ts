@@ -41,6 +41,18 @@ function refuse(
 }
 
 describe("checkDatastore", () => {
+    it("keeps the customTimeouts the resource class recorded (create, update, delete strings), drops the rest", () => {
+        const recorded = { create: "5m", update: "", delete: "1h", read: "1m", extra: 3 };
+        const { inputs, failures } = checkDatastore(undefined, {
+            ...datastoreInputs(),
+            customTimeouts: recorded,
+        } as never);
+        assert.deepEqual(failures, []);
+        assert.deepEqual(inputs.customTimeouts, { create: "5m", delete: "1h" });
+        const none = checkDatastore(undefined, { ...datastoreInputs(), customTimeouts: "5m" } as never);
+        assert.equal(none.inputs.customTimeouts, undefined);
+    });
+
     describe("valid inputs", () => {
         it("are returned with adopt and untaint false, and without createToken or timeouts", () => {
             const inputs = accept(raw());

@@ -39,6 +39,12 @@ describe("diffDatastore", () => {
             assert.deepEqual(diffDatastore(olds(optional), news(optional)), NO_CHANGE);
         });
 
+        it("when only the recorded customTimeouts differ: the option changes no resource, as in Pulumi", () => {
+            const recorded = olds({ customTimeouts: { delete: "5m" } });
+            assert.deepEqual(diffDatastore(recorded, news({ customTimeouts: { delete: "1h" } })), NO_CHANGE);
+            assert.deepEqual(diffDatastore(olds(), news({ customTimeouts: { create: "1m" } })), NO_CHANGE);
+        });
+
         it("when state written before adopt and untaint existed lacks them and they are false", () => {
             const { adopt: _adopt, untaint: _untaint, ...older } = olds();
             assert.deepEqual(diffDatastore(older, news()), NO_CHANGE);
