@@ -31,6 +31,28 @@ export interface TaskProcessContext {
 /** Time for the answers of interrupted operations to leave the process before it exits. */
 const FLUSH_MS = 100;
 
+/**
+ * The warnings for the hooks into the SDK's provider server that could not attach: each says what the
+ * user then loses, so a hook that no longer fits a new SDK is seen, not silently missing.
+ */
+export function unattachedHooks(attached: { cancel: boolean; calls: boolean }): string[] {
+    const warnings: string[] = [];
+    if (!attached.cancel) {
+        warnings.push(
+            "pulumi-lifecycle: this provider process cannot hear the engine's Cancel (no gRPC server found " +
+                "among its handles): a first Ctrl-C waits for running operations to end; a second one interrupts them",
+        );
+    }
+    if (!attached.calls) {
+        warnings.push(
+            "pulumi-lifecycle: this provider process cannot hear the engine's calls (the @grpc/grpc-js it " +
+                "runs has no Server.prototype._retrieveHandler): customTimeouts apply only as the program " +
+                "recorded them at the last create or update, and progress lines show on the Stack row",
+        );
+    }
+    return warnings;
+}
+
 /** The context of this process: real time, the engine's log, SIGINT aborting every wait. */
 export function processContext(engineAddress: string | undefined): TaskProcessContext {
     const controller = new AbortController();
@@ -43,22 +65,8 @@ export function processContext(engineAddress: string | undefined): TaskProcessCo
     const hearsCancel = onEngineCancel(() => {
         if (!controller.signal.aborted) controller.abort(new Error("cancelled (Ctrl-C)"));
     });
-    if (!hearsCancel) {
-        reporter({
-            severity: "warning",
-            message:
-                "pulumi-lifecycle: this provider process cannot hear the engine's Cancel (no gRPC server found " +
-                "among its handles): a first Ctrl-C waits for running operations to end; a second one interrupts them",
-        });
-    }
-    if (!hearEngineCalls()) {
-        reporter({
-            severity: "warning",
-            message:
-                "pulumi-lifecycle: this provider process cannot hear the engine's calls (the @grpc/grpc-js it " +
-                "runs has no Server.prototype._retrieveHandler): customTimeouts are not applied (each resource's " +
-                "`timeouts` input is) and progress lines show on the Stack row",
-        });
+    for (const message of unattachedHooks({ cancel: hearsCancel, calls: hearEngineCalls() })) {
+        reporter({ severity: "warning", message });
     }
     process.once("SIGINT", () => {
         if (!controller.signal.aborted) controller.abort(new Error("interrupted by SIGINT"));

@@ -132,6 +132,8 @@ describe("the engine's contract (customTimeouts, progress on the row, drift in d
             const figures = line.message.match(/\d+%/g) ?? [];
             assert.ok(figures.length <= 1, `one progress figure per line: ${line.message}`);
         }
+        const unattached = created.diagnostics.filter((d) => d.message.includes("this provider process cannot hear"));
+        assert.deepEqual(unattached, [], "both hooks attach to the SDK's provider server: no warning");
     });
 
     it("a hosts line edited by hand: after refresh, preview --diff marks the field that drifted", async () => {
