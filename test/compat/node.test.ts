@@ -10,7 +10,7 @@ import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { type PulumiCli, requirePulumiCli } from "../support/pulumiCli";
-import { CompatStack, lifecycle, PROGRAM_FILES, secondsSince } from "./support/compatStack";
+import { PROGRAM_FILES, runCase } from "./support/compatStack";
 import { devPulumiVersion, type InstalledProject, installedProject, manifest, runPath } from "./support/installs";
 import { cliWithNode, requireCompatTools } from "./support/tools";
 
@@ -66,14 +66,12 @@ for (const tool of ["node22", "node24"] as const) {
         });
 
         it("runs a program of each resource through up, refresh and destroy with the real CLI", async () => {
-            const started = Date.now();
-            const stack = await CompatStack.open(cli, installed, ["HostEntry", "Datastore", "AsyncResource"]);
-            try {
-                const timings = await lifecycle(stack, { node: version, refresh: true, checkLog: true });
-                console.log(`      ${JSON.stringify(timings)} s; the case ${secondsSince(started)} s`);
-            } finally {
-                await stack.close();
-            }
+            const { timings } = await runCase(cli, installed, ["HostEntry", "Datastore", "AsyncResource"], {
+                node: version,
+                refresh: true,
+                checkLog: true,
+            });
+            console.log(`      seconds: ${JSON.stringify(timings)}`);
         });
     });
 }

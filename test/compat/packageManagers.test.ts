@@ -16,7 +16,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { type PulumiCli, requirePulumiCli } from "../support/pulumiCli";
-import { CompatStack, lifecycle, PROGRAM_FILES, secondsSince } from "./support/compatStack";
+import { PROGRAM_FILES, runCase } from "./support/compatStack";
 import { devPulumiVersion, installedProject, runPath } from "./support/installs";
 import { cliWithNode, requireCompatTools } from "./support/tools";
 
@@ -62,16 +62,14 @@ describe("compatibility: pnpm and yarn classic (Node.js 24, @pulumi/pulumi as de
             } else {
                 assert.ok(existsSync(join(modules, ".yarn-integrity")), "yarn classic's layout");
             }
-            const started = Date.now();
-            const stack = await CompatStack.open(cli, installed, ["HostEntry", "Datastore"]);
-            try {
-                const timings = await lifecycle(stack, { node: nodeVersion, refresh: false, checkLog: true });
-                console.log(
-                    `      installed in ${installed.installSeconds.toFixed(1)} s; ${JSON.stringify(timings)} s; the case ${secondsSince(started)} s`,
-                );
-            } finally {
-                await stack.close();
-            }
+            const { timings } = await runCase(cli, installed, ["HostEntry", "Datastore"], {
+                node: nodeVersion,
+                refresh: false,
+                checkLog: true,
+            });
+            console.log(
+                `      installed in ${installed.installSeconds.toFixed(1)} s; seconds ${JSON.stringify(timings)}`,
+            );
         });
     }
 });

@@ -31,6 +31,7 @@ import { hosts, tasks } from "pulumi-lifecycle";
 const config = new pulumi.Config("compat");
 const kinds = config.requireObject<string[]>("kinds");
 const createTimeout = config.get("datastoreCreateTimeout");
+const customCreate = config.get("datastoreCustomCreateTimeout");
 
 export const programNode = process.version;
 export const sdkVersion: string = require("@pulumi/pulumi/package.json").version;
@@ -47,7 +48,7 @@ export const ds1 = kinds.includes("Datastore")
           sizeInBytes: 16 * 2 ** 30,
           datastoreType: "VMFS",
           timeouts: createTimeout === undefined ? undefined : { create: createTimeout },
-      }).id
+      }, { customTimeouts: customCreate === undefined ? undefined : { create: customCreate } }).id
     : undefined;
 
 export const w1 = kinds.includes("AsyncResource")
@@ -103,7 +104,7 @@ export class CompatStack {
         cli: PulumiCli,
         installed: InstalledProject,
         kinds: readonly Kind[],
-        options: { datastoreCreateTimeout?: string } = {},
+        options: { datastoreCreateTimeout?: string; datastoreCustomCreateTimeout?: string } = {},
     ): Promise<CompatStack> {
         const temp = await makeTempDir("pulumi-lifecycle-compat-case-");
         const load = createRequire(join(installed.dir, "package.json"));
@@ -121,6 +122,9 @@ export class CompatStack {
             "compat:widgetsUrl": plain(widgets.url),
             ...(options.datastoreCreateTimeout
                 ? { "compat:datastoreCreateTimeout": plain(options.datastoreCreateTimeout) }
+                : {}),
+            ...(options.datastoreCustomCreateTimeout
+                ? { "compat:datastoreCustomCreateTimeout": plain(options.datastoreCustomCreateTimeout) }
                 : {}),
             "pulumi-lifecycle:taskApiUrl": plain(api.url),
             "pulumi-lifecycle:taskPollInitialMs": plain("20"),
@@ -184,12 +188,12 @@ export class CompatStack {
     }
 }
 
-/** The engine's diagnostics of an `up` that the Log service carried: ephemeral info messages. */
-export function ephemeralInfo(events: readonly EngineEvent[]): string[] {
+/** The engine's diagnostics of an `up` that the Log service carried: ephemeral info messages, with their row. */
+export function ephemeralInfo(events: readonly EngineEvent[]): { message: string; urn: string | undefined }[] {
     return events
         .map((e) => e.diagnosticEvent)
         .filter((d) => d?.ephemeral && d.severity === "info")
-        .map((d) => d?.message ?? "");
+        .map((d) => ({ message: d?.message ?? "", urn: d?.urn || undefined }));
 }
 
 /** Every diagnostic of a run, as "severity: message", for failure messages. */
@@ -238,19 +242,39 @@ export async function lifecycle(
         has("AsyncResource") ? [["w1", 3]] : [],
     );
     if (has("HostEntry")) {
+        // The SDK stores a reference by the package's name: the subpath the package exports for it, or
+        // (SDKs that resolve the module's file rather than the package's export) its file in the package,
+        // which the package exports too. Never a path on this machine, never the code.
         const provider = String((await stack.resources()).web?.inputs?.__provider);
-        assert.deepEqual(
-            [...new Set(provider.match(/require\([^)]*\)/g))],
-            ['require("pulumi-lifecycle/provider/hostEntry")'],
+        const requires = [...new Set(provider.match(/require\([^)]*\)/g))];
+        assert.equal(requires.length, 1, provider);
+        assert.match(
+            requires[0] ?? "",
+            /^require\("pulumi-lifecycle\/(provider\/hostEntry|dist\/hosts\/hostEntryShim\.js)"\)$/,
             "the state refers to the provider by the package's name, which the provider process resolves",
         );
+        console.log(`      the state's __provider: ${requires[0]}`);
     }
     if (expected.checkLog) {
+        // The Log client sends progress as ephemeral info messages; the engine-call hook gives each the
+        // datastore's URN, so the engine shows it on the datastore's row rather than the Stack's.
+        const progress = ephemeralInfo(up.events).filter((line) => line.message.includes('datastore "ds1"'));
         assert.ok(
-            ephemeralInfo(up.events).some((message) => message.includes('datastore "ds1"')),
+            progress.length > 0,
             `the Datastore's progress reached the engine's Log service (ephemeral info messages); the up's diagnostics:\n${diagnostics(up.events)}`,
         );
+        assert.deepEqual(
+            progress.filter((line) => !line.urn?.endsWith("::ds1")),
+            [],
+            "every progress line is on the datastore's own row",
+        );
     }
+    const warnings = up.events.filter((e) => e.diagnosticEvent?.severity === "warning");
+    assert.deepEqual(
+        warnings.map((e) => e.diagnosticEvent?.message),
+        [],
+        "no warning: every hook into the SDK attached (one that cannot warns)",
+    );
 
     const names = stack.kinds.map((kind) => ({ HostEntry: "web", Datastore: "ds1", AsyncResource: "w1" })[kind]);
     if (expected.refresh) {
@@ -303,4 +327,35 @@ export async function lifecycle(
     assert.ok(ran.providers.length > 0, "the probe saw the dynamic-provider processes");
     assert.deepEqual([...new Set(ran.providers)], [expected.node], "every provider process ran on that Node.js");
     return timings;
+}
+
+const cases = new Map<string, Promise<Record<string, string>>>();
+
+/**
+ * Opens a stack, runs `lifecycle` on it and closes it, once per test run for each distinct case (the
+ * same project, Node.js, resources and checks): a suite asking for a case another suite already ran
+ * (the newest @pulumi/pulumi is often the one developed against) gets that run's result. Resolves with
+ * the timings, and whether this call ran the case.
+ */
+export async function runCase(
+    cli: PulumiCli,
+    installed: InstalledProject,
+    kinds: readonly Kind[],
+    expected: { node: string; refresh: boolean; checkLog: boolean },
+): Promise<{ timings: Record<string, string>; ran: boolean }> {
+    const key = JSON.stringify([installed.dir, kinds, expected]);
+    const earlier = cases.get(key);
+    if (earlier) return { timings: await earlier, ran: false };
+    const run = (async () => {
+        const started = Date.now();
+        const stack = await CompatStack.open(cli, installed, kinds);
+        try {
+            const timings = await lifecycle(stack, expected);
+            return { ...timings, case: secondsSince(started) };
+        } finally {
+            await stack.close();
+        }
+    })();
+    cases.set(key, run);
+    return { timings: await run, ran: true };
 }
