@@ -164,6 +164,10 @@ for (const fixture of FIXTURES) {
             assertOk(await record(project.refresh()));
             const refreshed = (await stateOf("w1"))?.outputs?.resource as Record<string, unknown>;
             assert.equal(fixture.sizeOf(refreshed), 7, "refresh records what the API has now");
+            // And marks it: preview --diff shows the drifted body field, not an unexplained update.
+            const preview = await record(project.preview({ diff: true }));
+            assertOk(preview);
+            assert.match(preview.stdout, /~ body[\s\S]*\b7\b\s*=>\s*\b3\b/, preview.stdout);
             const healed = await record(project.up());
             assertOk(healed);
             assert.ok(healed.steps.includes("update w1"), healed.steps.join(", "));
