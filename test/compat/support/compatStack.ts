@@ -36,32 +36,43 @@ const customCreate = config.get("datastoreCustomCreateTimeout");
 export const programNode = process.version;
 export const sdkVersion: string = require("@pulumi/pulumi/package.json").version;
 
-export const web = kinds.includes("HostEntry")
-    ? new hosts.HostEntry("web", { address: "10.0.0.5", names: ["web.internal", "web"], file: config.require("hostsFile") }).id
-    : undefined;
+/** The ids of the resources declared (only those: an undefined stack output draws a warning). */
+export const ids: Record<string, pulumi.Output<string>> = {};
 
-export const ds1 = kinds.includes("Datastore")
-    ? new tasks.Datastore("ds1", {
-          hciClusterUuid: "${HCI}",
-          clusterId: "${CLUSTER}",
-          name: "ds1",
-          sizeInBytes: 16 * 2 ** 30,
-          datastoreType: "VMFS",
-          timeouts: createTimeout === undefined ? undefined : { create: createTimeout },
-      }, { customTimeouts: customCreate === undefined ? undefined : { create: customCreate } }).id
-    : undefined;
+if (kinds.includes("HostEntry")) {
+    ids.web = new hosts.HostEntry("web", {
+        address: "10.0.0.5",
+        names: ["web.internal", "web"],
+        file: config.require("hostsFile"),
+    }).id;
+}
 
-export const w1 = kinds.includes("AsyncResource")
-    ? new tasks.AsyncResource("w1", {
-          api: { url: config.require("widgetsUrl"), dialect: "generic", tokenConfig: "widgets:token" },
-          collectionPath: "/widgets",
-          itemPath: "/widgets/{id}",
-          naturalKey: "name",
-          idField: "id",
-          lookup: { query: "name={key}" },
-          body: { name: "w1", size: 3 },
-      }).id
-    : undefined;
+if (kinds.includes("Datastore")) {
+    ids.ds1 = new tasks.Datastore(
+        "ds1",
+        {
+            hciClusterUuid: "${HCI}",
+            clusterId: "${CLUSTER}",
+            name: "ds1",
+            sizeInBytes: 16 * 2 ** 30,
+            datastoreType: "VMFS",
+            timeouts: createTimeout === undefined ? undefined : { create: createTimeout },
+        },
+        { customTimeouts: customCreate === undefined ? undefined : { create: customCreate } },
+    ).id;
+}
+
+if (kinds.includes("AsyncResource")) {
+    ids.w1 = new tasks.AsyncResource("w1", {
+        api: { url: config.require("widgetsUrl"), dialect: "generic", tokenConfig: "widgets:token" },
+        collectionPath: "/widgets",
+        itemPath: "/widgets/{id}",
+        naturalKey: "name",
+        idField: "id",
+        lookup: { query: "name={key}" },
+        body: { name: "w1", size: 3 },
+    }).id;
+}
 `;
 
 /** The project files of every case besides package.json and tsconfig.json. */
