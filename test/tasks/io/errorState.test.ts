@@ -94,7 +94,7 @@ describe("a datastore in ERROR leads to a replacement, never to a loop of refuse
             assert.equal(read.props?.tainted, true);
             assert.match(
                 String(read.props?.taintReason),
-                /is in state ERROR at the API; the next `pulumi up` replaces it \(set `untaint: true` to keep it\)/,
+                /is in state ERROR at the API; the next `pulumi up` replaces it \(deletes it, then creates it again\); `untaint: true` cannot keep it: the API has it in a state it does not recover from/,
             );
             const diff = diffDatastore(read.props as DatastoreOutputs, inputs);
             assert.deepEqual(diff, { changes: true, replaces: ["tainted"], deleteBeforeReplace: true });
