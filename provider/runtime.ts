@@ -14,6 +14,7 @@ import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { HostEntryProvider } from "./hosts/hostEntryProvider";
 import { CreateJournal } from "./hosts/io/createJournal";
 import { HostsFileStore, type WriteEvent } from "./hosts/io/hostsFileStore";
+import { SshMachines } from "./hosts/remote/sshMachines";
 import { exitWhenEngineGone } from "./shared/engineWatch";
 import type { ProviderKind } from "./shared/forwardingProvider";
 import { AsyncResourceProvider } from "./tasks/asyncResourceProvider";
@@ -44,7 +45,10 @@ function create(kind: ProviderKind): dynamic.ResourceProvider {
     switch (kind) {
         case "hosts:HostEntry": {
             const journal = new CreateJournal();
-            return new HostEntryProvider(hostsFileStore(process.env, journal), journal);
+            const machines = new SshMachines();
+            return new HostEntryProvider(hostsFileStore(process.env, journal), journal, (connection, credentials) =>
+                machines.filesOn(connection, credentials),
+            );
         }
         case "tasks:Datastore":
             return datastoreProvider(taskContext(), process.env);

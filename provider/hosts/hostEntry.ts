@@ -38,11 +38,84 @@ export interface HostEntryArgs {
      * difference. Default false.
      */
     adopt?: pulumi.Input<boolean>;
+    /**
+     * The machine whose hosts file holds the entry, reached over SSH (SFTP); leave it out for the machine
+     * that runs Pulumi. `file` then defaults to `/etc/hosts` and must be absolute. `host` and `port` are
+     * the machine: changing either replaces the entry (created on the new machine, then removed from the
+     * old); the user, host key and credentials update in place. `privateKey`, `privateKeyPassword` and
+     * `password` are stored in state as secrets (encrypted) and never shown in errors or logs.
+     */
+    connection?: pulumi.Input<HostEntryConnection>;
 }
 
-/** What `HostEntry.get` needs besides the id: the file, when it is not the default one. */
+/** How to reach the machine of a remote entry: the shape of `@pulumi/command`'s `remote.Command` connection. */
+export interface HostEntryConnection {
+    /** Hostname or IP address of the SSH server. */
+    host: pulumi.Input<string>;
+    /** SSH port. Default 22. */
+    port?: pulumi.Input<number>;
+    /** Login user. Default "root". */
+    user?: pulumi.Input<string>;
+    /**
+     * The server's public host key (`ssh-ed25519 AAAA...`, as `ssh-keyscan -t ed25519 <host>` or the
+     * machine's `/etc/ssh/ssh_host_ed25519_key.pub` shows it) or its fingerprint (`SHA256:...`). Every
+     * connection checks it before sending anything. Without it the operation fails, naming the key the
+     * server presented so you can check it and pin it: there is no silent trust on first use.
+     */
+    hostKey?: pulumi.Input<string>;
+    /** An OpenSSH or PEM private key (the file's text). Stored as a secret. */
+    privateKey?: pulumi.Input<string>;
+    /** The passphrase of `privateKey`. Stored as a secret. */
+    privateKeyPassword?: pulumi.Input<string>;
+    /** The user's password. Stored as a secret. */
+    password?: pulumi.Input<string>;
+    /** The SSH agent's socket. Default: SSH_AUTH_SOCK, when neither a key nor a password is given. */
+    agentSocketPath?: pulumi.Input<string>;
+    /**
+     * "sudo" to read and write the file as root through `sudo -n <sftpServer>`, for a user allowed to run
+     * that one command without a password (`<user> ALL=(root) NOPASSWD: /usr/lib/openssh/sftp-server`).
+     * That grants the user root's access to every file over SFTP: prefer giving the user write access to
+     * the hosts file and its directory where you can.
+     */
+    privilege?: pulumi.Input<"sudo">;
+    /** The SFTP server `privilege` runs. Default /usr/lib/openssh/sftp-server (Debian, Ubuntu, Alpine); /usr/libexec/openssh/sftp-server on Red Hat and Fedora. */
+    sftpServer?: pulumi.Input<string>;
+}
+
+/** What `HostEntry.get` needs besides the id: the file, when it is not the default one, and the connection of a remote entry. */
 export interface HostEntryState {
     file?: pulumi.Input<string>;
+    connection?: pulumi.Input<HostEntryConnection>;
+}
+
+const SECRET_FIELDS = ["privateKey", "privateKeyPassword", "password"] as const;
+
+/**
+ * Splits a connection into what state may show (`connection`) and its secrets (`credentials`, marked
+ * secret), so a diff still shows a changed host in clear while keys and passwords stay encrypted.
+ */
+function splitConnection(connection: pulumi.Input<HostEntryConnection> | undefined): {
+    connection?: pulumi.Output<unknown>;
+    credentials?: pulumi.Output<unknown>;
+} {
+    if (connection === undefined) return {};
+    const resolved: pulumi.Output<unknown> = pulumi.output(connection);
+    const part = (secret: boolean) =>
+        resolved.apply((value) =>
+            Object.fromEntries(
+                Object.entries((value ?? {}) as Record<string, unknown>).filter(
+                    ([field]) => (SECRET_FIELDS as readonly string[]).includes(field) === secret,
+                ),
+            ),
+        );
+    const visible = part(false);
+    const secrets = part(true);
+    return { connection: pulumi.unsecret(visible), credentials: pulumi.secret(secrets) };
+}
+
+/** Where a remote entry's file is when `file` is left out. */
+function defaultFileFor(connection: unknown): string {
+    return connection === undefined ? programDefaultFile() : "/etc/hosts";
 }
 
 /**
@@ -75,10 +148,21 @@ export class HostEntry extends pulumi.dynamic.Resource {
     /** The entry's 1-based line number when it was last written or refreshed. */
     declare readonly line: pulumi.Output<number>;
 
+    /** The machine of a remote entry, without its secrets; absent for this machine's file. */
+    declare readonly connection: pulumi.Output<Omit<HostEntryConnection, (typeof SECRET_FIELDS)[number]> | undefined>;
+
     /** Declares a hosts-file entry. */
     constructor(name: string, args: HostEntryArgs, opts?: pulumi.CustomResourceOptions) {
-        const props = { ...args, file: args.file ?? programDefaultFile(), line: undefined, __owner: ownerStack() };
-        super(providerShim("hosts:HostEntry"), name, props, opts, HOST_ENTRY_MODULE, HOST_ENTRY_TYPE);
+        const props = {
+            ...args,
+            ...splitConnection(args.connection),
+            file: args.file ?? defaultFileFor(args.connection),
+            line: undefined,
+            __owner: ownerStack(),
+        };
+        // Credentials are secret in state even where the program passed them in clear.
+        const secrets = { ...opts, additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), "credentials"] };
+        super(providerShim("hosts:HostEntry"), name, props, secrets, HOST_ENTRY_MODULE, HOST_ENTRY_TYPE);
     }
 
     /**
@@ -92,7 +176,8 @@ export class HostEntry extends pulumi.dynamic.Resource {
         opts?: pulumi.CustomResourceOptions,
     ): HostEntry {
         const props = {
-            file: state?.file ?? programDefaultFile(),
+            file: state?.file ?? defaultFileFor(state?.connection),
+            connection: state?.connection,
             address: undefined,
             names: undefined,
             comment: undefined,

@@ -16,10 +16,13 @@ import { shownOnItsRow } from "../shared/errors/engineEcho";
 import { LifecycleError } from "../shared/errors/lifecycleError";
 import { driftedInputs, keepingVersion, readAnswer, stamped, stateVersionOf } from "../shared/stateShape";
 import { isUnknown } from "../shared/unknown";
+import { EntryMachineError } from "./errors/entryMachineError";
 import { EntryNotFoundError } from "./errors/entryNotFoundError";
 import type { CreateJournal } from "./io/createJournal";
-import type { HostsFileStore } from "./io/hostsFileStore";
+import type { HostsFileAccess } from "./io/hostsFileAccess";
+import { type HostsFileLocation, type HostsFileStore, journalKey } from "./io/hostsFileStore";
 import { checkHostEntry } from "./logic/check";
+import { type HostConnection, type HostCredentials, machineOf } from "./logic/connection";
 import { defaultHostsFile, HOSTS_FILE_CONFIG_KEY } from "./logic/defaultFile";
 import { diffHostEntry } from "./logic/diff";
 import {
@@ -36,6 +39,16 @@ import {
 } from "./logic/entries";
 import type { HostEntryInputs, HostEntryOutputs } from "./schema";
 
+/** The hosts files of another machine, reached with a connection (hosts/remote/); one per machine and login. */
+export type RemoteFiles = (connection: HostConnection, credentials: HostCredentials) => HostsFileAccess;
+
+/** Where an entry's line lives: the file, and the machine when it is not this one. */
+interface EntryPlace {
+    readonly file: string;
+    readonly connection?: HostConnection | undefined;
+    readonly credentials?: HostCredentials | undefined;
+}
+
 /** Implements `pulumi-nodejs:dynamic/hosts:HostEntry` on top of a HostsFileStore. */
 export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInputs, HostEntryOutputs> {
     private configuredFile: string | undefined;
@@ -43,6 +56,7 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
     constructor(
         private readonly store: HostsFileStore,
         private readonly journal: CreateJournal,
+        private readonly remoteFiles?: RemoteFiles,
     ) {}
 
     async configure(request: dynamic.ConfigureRequest): Promise<void> {
@@ -56,15 +70,16 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
 
     async diff(id: string, olds: HostEntryOutputs, news: HostEntryInputs): Promise<dynamic.DiffResult> {
         stateVersionOf(olds, `host entry ${id}`);
-        await this.settle(olds.file, id);
-        return diffHostEntry(id, olds, news, await this.sameFile(olds.file, news.file));
+        await this.settle(olds, id);
+        return diffHostEntry(id, olds, news, await this.sameFile(olds, news));
     }
 
     async create(inputs: HostEntryInputs): Promise<dynamic.CreateResult<HostEntryOutputs>> {
-        const id = formatId(identityOf(inputs));
-        const real = this.store.realPath(inputs.file);
+        const id = formatId(identityOf(inputs), inputs.connection && machineOf(inputs.connection));
+        const place = this.locate(inputs);
+        const real = await this.journalKeyOf(place);
         const owner = inputs.__owner;
-        const line = await this.store.edit(inputs.file, (doc) => {
+        const line = await this.store.edit(place, (doc) => {
             const interruptedLine = owner === undefined ? undefined : this.journal.interruptedLine(real, id, owner);
             const created = createEntry(doc, inputs, { adopt: inputs.adopt, file: inputs.file, interruptedLine });
             if (created.resumed && this.journal.settle(real, id, interruptedLine)) this.journal.removeIfSettled(real);
@@ -85,12 +100,21 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
     ): Promise<dynamic.ReadResult<HostEntryOutputs>> {
         const identity = identityFromId(id);
         stateVersionOf(props, `host entry ${id}`);
+        const machine = props?.connection && machineOf(props.connection);
+        if (identity.machine !== machine) throw new EntryMachineError(id, identity.machine, machine);
         const file = props?.file ?? defaultHostsFile(this.configuredFile);
-        if (props?.address !== undefined) await this.settle(file, id);
-        const found = await this.store.read(file, (doc) => readEntry(doc, identity));
+        const where: EntryPlace = { file, connection: props?.connection, credentials: props?.credentials };
+        if (props?.address !== undefined) await this.settle(where, id);
+        const place = this.locate(where);
+        const found = await this.store.read(place, (doc) => readEntry(doc, identity));
         if (!found) {
             // A refresh passes the stored outputs (with an address); a get passes only what the program gave.
-            if (props?.address === undefined) throw new EntryNotFoundError(describeIdentity(identity), file);
+            if (props?.address === undefined) {
+                throw new EntryNotFoundError(
+                    describeIdentity(identity),
+                    typeof place === "string" ? file : place.access.describe(file),
+                );
+            }
             return {};
         }
         const state: HostEntryInputs = {
@@ -100,8 +124,18 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
             adopt: props?.adopt ?? false,
         };
         if (found.comment !== undefined) state.comment = found.comment;
+        if (props?.connection !== undefined) state.connection = props.connection;
+        if (props?.credentials !== undefined) state.credentials = props.credentials;
         // A hand edit also changes the entry's inputs, so it shows on its field in the next diff.
-        const inputs = driftedInputs(state, props, ["address", "names", "comment", "file", "adopt"]);
+        const inputs = driftedInputs(state, props, [
+            "address",
+            "names",
+            "comment",
+            "file",
+            "adopt",
+            "connection",
+            "credentials",
+        ]);
         return readAnswer(id, keepingVersion(outputsOf(state, found.lineNumber), props), inputs);
     }
 
@@ -112,8 +146,8 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
     ): Promise<dynamic.UpdateResult<HostEntryOutputs>> {
         const identity = identityFromId(id);
         stateVersionOf(olds, `host entry ${id}`);
-        await this.settle(news.file, id);
-        const line = await this.store.edit(news.file, (doc) => {
+        await this.settle(news, id);
+        const line = await this.store.edit(this.locate(news), (doc) => {
             const updated = updateEntry(doc, identity, news, { file: news.file });
             return () => doc.lineNumber(updated.line);
         });
@@ -125,8 +159,8 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
         return explained(async () => {
             const identity = identityFromId(id);
             stateVersionOf(props, `host entry ${id}`);
-            await this.settle(props.file, id);
-            await this.store.edit(props.file, (doc) => {
+            await this.settle(props, id);
+            await this.store.edit(this.locate(props), (doc) => {
                 deleteEntry(doc, identity);
                 return () => undefined;
             });
@@ -137,12 +171,14 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
      * The stack holds the entry `id`: what the create journal recorded for it is settled, and the journal
      * removed (under the file's lock) once nothing in it is open. Never fails an operation.
      */
-    private async settle(file: string | undefined, id: string): Promise<void> {
-        if (file === undefined || isUnknown(file)) return;
+    private async settle(where: Partial<EntryPlace>, id: string): Promise<void> {
+        const { file } = where;
+        if (file === undefined || isUnknown(file) || isUnknown(where.connection)) return;
         try {
-            const real = this.store.realPath(file);
+            const place = this.locate({ ...where, file });
+            const real = await this.journalKeyOf(place);
             if (!this.journal.settle(real, id)) return;
-            await this.store.edit(file, () => {
+            await this.store.edit(place, () => {
                 this.journal.removeIfSettled(real);
                 return () => undefined;
             });
@@ -151,10 +187,25 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
         }
     }
 
-    private async sameFile(oldFile: string | undefined, newFile: string): Promise<boolean | "unknown"> {
-        if (isUnknown(newFile) || oldFile === undefined) return "unknown";
-        if (oldFile === newFile) return true;
-        return this.store.realPath(oldFile) === this.store.realPath(newFile);
+    private async sameFile(olds: Partial<EntryPlace>, news: EntryPlace): Promise<boolean | "unknown"> {
+        if (isUnknown(news.file) || olds.file === undefined) return "unknown";
+        if (olds.file === news.file) return true;
+        // On another machine, two spellings of one file cost a replacement rather than a connection during diff.
+        if (olds.connection || news.connection) return false;
+        return (await this.store.realPath(olds.file)) === (await this.store.realPath(news.file));
+    }
+
+    /** The store's location of an entry's file: a local path, or the file on the machine of its connection. */
+    private locate(place: EntryPlace): HostsFileLocation {
+        if (!place.connection) return place.file;
+        if (!this.remoteFiles) throw new Error("this provider was built without remote hosts files");
+        return { file: place.file, access: this.remoteFiles(place.connection, place.credentials ?? {}) };
+    }
+
+    /** How the create journal names the file: its real path, on its machine. */
+    private async journalKeyOf(location: HostsFileLocation): Promise<string> {
+        const real = await this.store.realPath(location);
+        return typeof location === "string" ? real : journalKey(location, real);
     }
 }
 
@@ -181,15 +232,18 @@ function outputsOf(inputs: HostEntryInputs, line: number): HostEntryOutputs {
         line,
     };
     if (inputs.comment !== undefined) outputs.comment = inputs.comment;
+    if (inputs.connection !== undefined) outputs.connection = inputs.connection;
+    if (inputs.credentials !== undefined) outputs.credentials = inputs.credentials;
     return outputs;
 }
 
-function identityFromId(id: string): EntryIdentity {
+function identityFromId(id: string): EntryIdentity & { machine?: string } {
     const identity = parseId(id);
     if (!identity) {
         throw new Error(
             `${JSON.stringify(id)} is not a HostEntry id: ids are "<family>/<canonical name>", ` +
-                'for example "ipv4/web.internal" or "ipv6/web.internal"',
+                'for example "ipv4/web.internal" or "ipv6/web.internal", with "@<host>:<port>" after it ' +
+                'for an entry on another machine ("ipv4/web.internal@10.0.0.5:22")',
         );
     }
     return identity;

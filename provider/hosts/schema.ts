@@ -1,6 +1,10 @@
 // The resolved shapes of a HostEntry, shared by the program side (the resource class) and the
 // provider side (check/diff/create/read/update/delete). No Pulumi types here: this file is pure data.
 
+import type { HostConnection, HostCredentials } from "./logic/connection";
+
+export type { HostConnection, HostCredentials } from "./logic/connection";
+
 /** Resolved inputs of a `hosts.HostEntry`, as `check` returns them (validated and normalized). */
 export interface HostEntryInputs {
     /** IPv4 or IPv6 literal, in canonical form (RFC 5952 for IPv6). */
@@ -13,6 +17,10 @@ export interface HostEntryInputs {
     file: string;
     /** Whether `create` may take over an identical line that already exists. */
     adopt: boolean;
+    /** The machine the file is on, over SSH; absent for the machine that runs the provider. */
+    connection?: HostConnection;
+    /** The connection's secrets (key, passphrase, password); the resource class marks them secret. */
+    credentials?: HostCredentials;
     /**
      * The stack that declares the entry, `<organization>/<project>/<stack>`, set by the resource class
      * (never by users): the create journal tells this stack's own interrupted writes by it. Not an output.

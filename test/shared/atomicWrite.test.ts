@@ -160,7 +160,9 @@ describe("atomic write", () => {
         // The tool opened the file before our rename and writes after our last check: into the old file.
         const theirs = openSync(target, "a");
         const read = signatureOf(statSync(target, { bigint: true }));
-        const writesLate = () => writeSync(theirs, "10.0.0.1 appended-late.test\n");
+        const writesLate = (): void => {
+            writeSync(theirs, "10.0.0.1 appended-late.test\n");
+        };
         try {
             assert.throws(
                 () =>

@@ -37,6 +37,20 @@ const ADVICE: Record<HostsFileOperation, Record<string, string>> = {
 ADVICE.lock = ADVICE.write;
 for (const advice of Object.values(ADVICE)) advice.EPERM ??= advice.EACCES as string;
 
+/** Advice that differs for a file on another machine, reached over SSH. */
+const REMOTE_ADVICE: Record<string, string> = {
+    EACCES:
+        'permission denied for the SSH user. Set `connection.privilege` to "sudo" (the user must be allowed to run ' +
+        "the SFTP server with `sudo -n`), or log in as a user who may write the file and its directory",
+    ENOENT: "it or its directory does not exist on that machine. Check `file` (an absolute path on that machine)",
+    ECONNRESET: "the SSH connection dropped during the operation. Run it again",
+    EISDIR: "it is a directory. Set `file` to the path of a hosts file on that machine",
+    ENOTREG:
+        "it is not a regular file (a FIFO, device or socket), and writing would replace it. Set `file` to a regular " +
+        "hosts file on that machine",
+};
+REMOTE_ADVICE.EPERM = REMOTE_ADVICE.EACCES as string;
+
 /**
  * An I/O failure on a hosts file, with the file, the operation and what to do. Whenever this is thrown
  * for a write, the file was left as it was.
@@ -45,13 +59,16 @@ export class HostsFileError extends LifecycleError {
     override readonly name = "HostsFileError";
     readonly code: string;
 
+    /** @param machine `user@host:port` of a file on another machine */
     constructor(
         readonly file: string,
         readonly operation: HostsFileOperation,
         cause: unknown,
+        readonly machine?: string,
     ) {
         const code = codeOf(cause);
-        const reason = ADVICE[operation][code] ?? messageOf(cause);
+        const remote = machine === undefined ? undefined : REMOTE_ADVICE[code];
+        const reason = remote ?? ADVICE[operation][code] ?? messageOf(cause);
         const unchanged = operation === "read" ? "" : " The file was not changed.";
         super(`cannot ${operation} hosts file ${file}: ${reason}.${unchanged}`, { cause });
         this.code = code;

@@ -122,6 +122,7 @@ export class CreateJournal {
         const text = records.map((record) => `${JSON.stringify(record)}\n`).join("");
         let fd: number;
         try {
+            if (isRemote(real)) throw Object.assign(new Error("a file of another machine"), { code: "EACCES" });
             fd = openJournal(journalPathFor(real));
         } catch (error) {
             if (!PERMISSION_CODES.has(codeOf(error))) throw error;
@@ -164,6 +165,10 @@ function openJournal(path: string): number {
     );
 }
 
+function isRemote(real: string): boolean {
+    return real.startsWith("ssh://");
+}
+
 function privateJournalPath(real: string): string {
     const digest = createHash("sha256").update(real).digest("hex").slice(0, 16);
     return join(privateDirectory(), `journal-${digest}-${basename(real)}`);
@@ -171,7 +176,9 @@ function privateJournalPath(real: string): string {
 
 function journalPaths(real: string): string[] {
     const digest = createHash("sha256").update(real).digest("hex").slice(0, 16);
-    const paths = [journalPathFor(real)];
+    // A file on another machine (`ssh://user@host:port/path`) keeps its journal in this user's private
+    // directory: the next `up` that needs it runs here, and the remote directory may not be ours to write.
+    const paths = isRemote(real) ? [] : [journalPathFor(real)];
     // Only look in the private directory when it exists: reading must not create it.
     try {
         const directory = existingPrivateDirectory();

@@ -6,22 +6,19 @@
 // before the batch's edits. A failing edit affects only its own caller; a failing write fails every edit
 // of the batch and leaves the file as it was.
 
-import { closeSync, constants, fstatSync, openSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import {
-    signatureOf,
-    sweepTemporariesSync,
-    type WriteMethod,
-    writeFileAtomicSync,
-} from "../../shared/files/atomicWrite";
+import type { WriteMethod } from "../../shared/files/atomicWrite";
 import { codeOf } from "../../shared/files/errno";
-import { acquireFileLock, type HeldLock, type LockOptions } from "../../shared/files/fileLock";
-import { hasSidecar, recoverWithSidecar } from "../../shared/files/inPlaceSidecar";
+import type { HeldLock, LockOptions } from "../../shared/files/fileLock";
 import { LockTimeoutError } from "../../shared/files/lockTimeoutError";
-import { readWholeSync } from "../../shared/files/readWhole";
-import { realPathSync } from "../../shared/files/realPath";
-import { HostsFileError } from "../errors/hostsFileError";
+import { HostsFileError, type HostsFileOperation } from "../errors/hostsFileError";
+import { SshConnectionError } from "../errors/sshConnectionError";
+import { SshHostKeyError } from "../errors/sshHostKeyError";
 import { HostsDocument } from "../logic/hostsDocument";
+import { type HostsFileAccess, localFiles } from "./hostsFileAccess";
+
+/** A hosts file and the machine it is on; a bare path is a file of this machine. */
+export type HostsFileLocation = string | { readonly file: string; readonly access: HostsFileAccess };
 
 /** Reported after each write: the benchmark and `PULUMI_LIFECYCLE_TRACE` count these. */
 export interface WriteEvent {
@@ -60,6 +57,8 @@ interface Pending {
 }
 
 interface FileQueue {
+    readonly file: string;
+    readonly access: HostsFileAccess;
     pending: Pending[];
     draining: boolean;
     /** The document as last read or written, valid while the file's signature is unchanged. */
@@ -83,7 +82,7 @@ export class HostsFileStore {
     constructor(private readonly options: HostsFileStoreOptions) {}
 
     /** Reads the current document of `file` (relative paths resolve against the working directory). */
-    read<T>(file: string, view: (doc: HostsDocument) => T): Promise<T> {
+    read<T>(file: HostsFileLocation, view: (doc: HostsDocument) => T): Promise<T> {
         return this.enqueue(file, "read", (doc) => {
             const value = view(doc);
             return () => value;
@@ -91,42 +90,44 @@ export class HostsFileStore {
     }
 
     /** Applies `edit` to the document of `file` and persists it together with the edits queued beside it. */
-    edit<T>(file: string, edit: EditThenAnswer<T>): Promise<T> {
+    edit<T>(file: HostsFileLocation, edit: EditThenAnswer<T>): Promise<T> {
         return this.enqueue(file, "edit", edit);
     }
 
     /** The real path behind `file`: symlinks followed, so the target is written and the link kept. */
-    realPath(file: string): string {
+    async realPath(location: HostsFileLocation): Promise<string> {
+        const { file, access } = located(location);
         try {
-            return realPathSync(file);
+            return await access.realPath(file);
         } catch (error) {
-            throw new HostsFileError(resolve(file), "read", error);
+            throw hostsFileError(access, access.machine === undefined ? resolve(file) : file, "read", error);
         }
     }
 
-    private enqueue<T>(file: string, kind: Pending["kind"], run: EditThenAnswer<T>): Promise<T> {
-        // Keyed synchronously by the absolute path, so operations issued in one turn share a batch; the
-        // real path (symlinks followed) is resolved by the batch itself.
-        const key = resolve(file);
+    private enqueue<T>(location: HostsFileLocation, kind: Pending["kind"], run: EditThenAnswer<T>): Promise<T> {
+        // Keyed synchronously by the absolute path (and machine), so operations issued in one turn share a
+        // batch; the real path (symlinks followed) is resolved by the batch itself.
+        const { file, access } = located(location);
+        const key = access.keyOf(file);
         let queue = this.queues.get(key);
         if (!queue) {
-            queue = { pending: [], draining: false, cache: undefined, swept: false };
+            queue = { file, access, pending: [], draining: false, cache: undefined, swept: false };
             this.queues.set(key, queue);
         }
         const result = new Promise<T>((resolve, reject) => {
             queue.pending.push({ kind, run, resolve: resolve as (value: unknown) => void, reject });
         });
-        if (!queue.draining) void this.drain(key, queue);
+        if (!queue.draining) void this.drain(queue);
         return result;
     }
 
-    private async drain(file: string, queue: FileQueue): Promise<void> {
+    private async drain(queue: FileQueue): Promise<void> {
         queue.draining = true;
         // Let operations that arrived in the same turn of the event loop join this batch.
         await new Promise((resolve) => setImmediate(resolve));
         while (queue.pending.length > 0) {
             const batch = queue.pending.splice(0);
-            await this.runBatch(file, queue, batch).catch((error) => {
+            await this.runBatch(queue, batch).catch((error) => {
                 queue.cache = undefined;
                 for (const op of batch) op.reject(error);
             });
@@ -134,18 +135,18 @@ export class HostsFileStore {
         queue.draining = false;
     }
 
-    private async runBatch(file: string, queue: FileQueue, batch: Pending[]): Promise<void> {
-        const real = this.realPath(file);
+    private async runBatch(queue: FileQueue, batch: Pending[]): Promise<void> {
+        const real = await this.realPath(queue);
         const reads = batch.filter((op) => op.kind === "read");
         const edits = batch.filter((op) => op.kind === "edit");
         // An in-place write under way, or one a crash cut short, leaves a sidecar: then reads wait for the
         // lock and the recovery under it, like a batch of edits.
-        if (edits.length === 0 && !hasSidecar(real)) {
+        if (edits.length === 0 && !(await this.mayNeedRecovery(queue, real))) {
             const { doc } = await this.load(real, queue);
             for (const op of reads) settle(op, () => op.run(doc)());
             return;
         }
-        const lock = await this.lock(real);
+        const lock = await this.lock(queue, real);
         let answer: () => void;
         try {
             answer = await this.applyEdits(real, queue, reads, edits, lock);
@@ -165,7 +166,9 @@ export class HostsFileStore {
         lock: HeldLock,
     ): Promise<() => void> {
         if (!queue.swept) {
-            sweepTemporariesSync(real);
+            await queue.access.sweep(real).catch((error: unknown) => {
+                throw hostsFileError(queue.access, real, "write", error);
+            });
             queue.swept = true;
         }
         // An in-place write that a crash cut short left its journal in the file: finish or undo it before
@@ -199,7 +202,13 @@ export class HostsFileStore {
 
     /** Finishes an in-place write a crash cut short, then reads the file; under the lock. */
     private async recoverAndLoad(real: string, queue: FileQueue): Promise<{ doc: HostsDocument; signature: string }> {
-        if (recoverInPlace(real)) queue.cache = undefined;
+        let recovered: boolean;
+        try {
+            recovered = await queue.access.recover(real);
+        } catch (error) {
+            throw hostsFileError(queue.access, real, "write", error);
+        }
+        if (recovered) queue.cache = undefined;
         return await this.load(real, queue);
     }
 
@@ -207,22 +216,35 @@ export class HostsFileStore {
         return this.options.newFileEnding ?? "\n";
     }
 
-    private async lock(real: string): Promise<HeldLock> {
+    private async lock(queue: FileQueue, real: string): Promise<HeldLock> {
         try {
-            return await acquireFileLock(real, this.options.lock);
+            return await queue.access.lock(real, this.options.lock);
         } catch (error) {
-            if (error instanceof LockTimeoutError) throw error;
-            throw new HostsFileError(real, "lock", error);
+            throw hostsFileError(queue.access, real, "lock", error);
+        }
+    }
+
+    private async mayNeedRecovery(queue: FileQueue, real: string): Promise<boolean> {
+        try {
+            return await queue.access.mayNeedRecovery(real);
+        } catch (error) {
+            throw hostsFileError(queue.access, real, "read", error);
         }
     }
 
     private async load(real: string, queue: FileQueue): Promise<{ doc: HostsDocument; signature: string }> {
-        const signature = currentSignature(real);
+        const { access } = queue;
+        let signature: string;
+        try {
+            signature = await access.signature(real);
+        } catch (error) {
+            throw hostsFileError(access, real, "read", error);
+        }
         if (queue.cache && queue.cache.signature === signature) return queue.cache;
         queue.cache =
             signature === ""
                 ? { doc: HostsDocument.parse(new Uint8Array(), this.newFileEnding), signature }
-                : await readDocument(real, this.newFileEnding);
+                : await readDocument(access, real, this.newFileEnding);
         return queue.cache;
     }
 
@@ -237,8 +259,11 @@ export class HostsFileStore {
     ): Promise<void> {
         const data = doc.toBuffer();
         try {
-            this.options.journal?.flush(real);
-            const outcome = writeFileAtomicSync(real, data, { unchangedSince: signature, beforeCommit: lock.verify });
+            this.options.journal?.flush(journalKey(queue, real));
+            const outcome = await queue.access.write(real, data, {
+                unchangedSince: signature,
+                beforeCommit: lock.verify,
+            });
             // The document now says what the file says; later batches edit it further. Once its edited
             // lines (which searches and serializing visit one by one) are many, the next batch starts from
             // the bytes written instead, so a batch never costs more than what it touches plus one pass.
@@ -247,51 +272,52 @@ export class HostsFileStore {
                     ? HostsDocument.parse(data, this.newFileEnding, doc.lineCount)
                     : doc;
             queue.cache = { doc: next, signature: outcome.signature };
-            this.options.onWrite?.({ file: real, edits, bytes: data.length, method: outcome.method });
+            this.options.onWrite?.({
+                file: queue.access.describe(real),
+                edits,
+                bytes: data.length,
+                method: outcome.method,
+            });
         } catch (error) {
             queue.cache = undefined;
-            this.options.journal?.discard(real);
-            throw new HostsFileError(real, "write", error);
+            this.options.journal?.discard(journalKey(queue, real));
+            throw hostsFileError(queue.access, real, "write", error);
         }
     }
 }
 
-/** Finishes or undoes an in-place write a crash cut short; answers whether there was one. */
-function recoverInPlace(real: string): boolean {
-    let fd: number;
-    try {
-        fd = openSync(real, constants.O_RDWR | constants.O_NONBLOCK | (constants.O_NOFOLLOW ?? 0));
-    } catch {
-        // Missing, or not ours to write: nothing to recover, and the read or write says what is wrong.
-        return false;
-    }
-    try {
-        return fstatSync(fd).isFile() && recoverWithSidecar(fd, real);
-    } catch (error) {
-        throw new HostsFileError(real, "write", error);
-    } finally {
-        closeSync(fd);
-    }
-}
-
 /** Reads and parses the file; the signature belongs to the bytes read. */
-async function readDocument(real: string, ending: "\n" | "\r\n"): Promise<{ doc: HostsDocument; signature: string }> {
+async function readDocument(
+    access: HostsFileAccess,
+    real: string,
+    ending: "\n" | "\r\n",
+): Promise<{ doc: HostsDocument; signature: string }> {
     try {
-        const { bytes, signature } = readWholeSync(real);
+        const { bytes, signature } = await access.read(real);
         return { doc: HostsDocument.parse(bytes, ending), signature };
     } catch (error) {
-        throw new HostsFileError(real, "read", error);
+        throw hostsFileError(access, real, "read", error);
     }
 }
 
-/** `dev:ino:size:mtime` of the file, or "" when it does not exist. */
-function currentSignature(real: string): string {
-    try {
-        return signatureOf(statSync(real, { bigint: true }));
-    } catch (error) {
-        if (codeOf(error) === "ENOENT") return "";
-        throw new HostsFileError(real, "read", error);
+/** The file as its queue and the create journal know it: the real path, or the machine and the path. */
+export function journalKey(queue: { readonly access: HostsFileAccess }, real: string): string {
+    return queue.access.machine === undefined ? real : `ssh://${queue.access.machine}${real}`;
+}
+
+/**
+ * An I/O failure as a HostsFileError naming the file; failures that are not the file's (a lock held too
+ * long, a machine that cannot be reached) pass unchanged, already explained.
+ */
+function hostsFileError(access: HostsFileAccess, real: string, operation: HostsFileOperation, error: unknown): Error {
+    if (error instanceof LockTimeoutError || error instanceof SshConnectionError || error instanceof SshHostKeyError) {
+        return error;
     }
+    return new HostsFileError(access.describe(real), operation, error, access.machine);
+}
+
+function located(location: HostsFileLocation): { file: string; access: HostsFileAccess } {
+    return typeof location === "string" ? { file: location, access: localFiles } : location;
 }
 
 /** Runs an operation on the document now; its answer is given later, by `answerAll`. */

@@ -7,6 +7,7 @@ import { describeCharacter, INVISIBLE, quote } from "../../shared/text";
 import { isUnknown } from "../../shared/unknown";
 import { type HostEntryInputs, MAX_OWNER_LENGTH } from "../schema";
 import { addressFamily, canonicalAddress } from "./address";
+import { checkConnection, REMOTE_DEFAULT_FILE } from "./connection";
 import { foldCase, hostnameProblem } from "./hostname";
 
 /** Normalized inputs (unknown values passed through untouched) and every failure found. */
@@ -34,12 +35,19 @@ export function checkHostEntry(news: Record<string, unknown>, defaultFile: () =>
     const address = checkAddress(news.address, fail);
     const names = checkNames(news.names, fail);
     const comment = checkComment(news.comment, fail);
-    const file = checkFile(news.file ?? defaultFile(), fail);
+    const remote = checkConnection(news.connection, news.credentials, fail);
+    const file = remote
+        ? checkRemoteFile(news.file ?? REMOTE_DEFAULT_FILE, fail)
+        : checkFile(news.file ?? defaultFile(), fail);
     const adopt = news.adopt ?? false;
     if (typeof adopt !== "boolean" && !isUnknown(adopt)) fail("adopt", `must be true or false, not ${typeOf(adopt)}`);
 
     const inputs: HostEntryInputs = { address, names, file, adopt: adopt as boolean };
     if (comment !== undefined) inputs.comment = comment;
+    if (remote) {
+        inputs.connection = remote.connection;
+        if (Object.keys(remote.credentials).length > 0) inputs.credentials = remote.credentials;
+    }
     // Set by the resource class, not by users: passed on when it is what the class sets, dropped otherwise.
     const owner = news.__owner;
     if (typeof owner === "string" && owner.length <= MAX_OWNER_LENGTH && !LINE_BREAKING_OR_CONTROL.test(owner)) {
@@ -124,6 +132,18 @@ function checkFile(value: unknown, fail: (property: string, reason: string) => v
     const bad = [...value].find((c) => LINE_BREAKING_OR_CONTROL.test(c));
     if (bad !== undefined) fail("file", `${quote(value)} contains ${describeCharacter(bad)}`);
     return value;
+}
+
+/** A file on another machine: an absolute POSIX path (SFTP would resolve a relative one against the login's home). */
+function checkRemoteFile(value: unknown, fail: (property: string, reason: string) => void): string {
+    const file = checkFile(value, fail);
+    if (typeof file === "string" && !isUnknown(file) && file !== "" && !file.startsWith("/")) {
+        fail(
+            "file",
+            `${quote(file)} is relative; a file on another machine needs an absolute path, such as "/etc/hosts"`,
+        );
+    }
+    return file;
 }
 
 function typeOf(value: unknown): string {

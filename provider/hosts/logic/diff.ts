@@ -1,14 +1,17 @@
 // Pure diff of a HostEntry's stored outputs against its checked new inputs.
 
+import { canonicalJson } from "../../shared/canonicalJson";
 import type { ResourceDiff } from "../../shared/resourceDiff";
 import { containsUnknown, isUnknown } from "../../shared/unknown";
 import type { HostEntryInputs, HostEntryOutputs } from "../schema";
 import { addressFamily } from "./address";
+import { machineOf } from "./connection";
 import { type EntryIdentity, parseId } from "./entries";
 
 /**
- * Compares stored outputs (`olds`) with new inputs. `file` and the entry's identity (address family and
- * canonical name) force a replacement; the address within its family, aliases, comment and adopt update
+ * Compares stored outputs (`olds`) with new inputs. The machine (`connection.host` and `port`), `file`
+ * and the entry's identity (address family and canonical name) force a replacement; the rest of
+ * `connection` (user, host key, credentials, privilege) updates in place, since the line stays; the address within its family, aliases, comment and adopt update
  * in place. `line` and `__provider` are never a change: a new package version is no change.
  *
  * Replacement runs create-before-delete (the engine's default, which keeps dependents) unless the new
@@ -24,7 +27,14 @@ export function diffHostEntry(
 ): ResourceDiff {
     const old = parseId(id) ?? identityFromOutputs(olds);
     const replaces: string[] = [];
-    if (sameFile !== true) replaces.push("file");
+    const oldMachine = olds.connection ? machineOf(olds.connection) : undefined;
+    const newMachine = news.connection ? machineOf(news.connection) : undefined;
+    const machineUnknown =
+        isUnknown(news.connection) ||
+        (news.connection !== undefined && (isUnknown(news.connection.host) || isUnknown(news.connection.port)));
+    const machineChanged = machineUnknown || oldMachine !== newMachine;
+    if (machineChanged) replaces.push("connection");
+    if (sameFile !== true && !machineChanged) replaces.push("file");
     if (isUnknown(news.address) || addressFamily(news.address) !== old?.family) replaces.push("address");
     // Only the canonical name is identity: an unknown alias is an in-place update, an unknown list may not be.
     if (isUnknown(news.names) || isUnknown(news.names[0]) || news.names[0] !== old?.name) replaces.push("names");
@@ -35,11 +45,14 @@ export function diffHostEntry(
         news.address !== olds.address ||
         !sameList(news.names, olds.names) ||
         (news.comment ?? "") !== (olds.comment ?? "") ||
-        news.adopt !== (olds.adopt ?? false);
+        news.adopt !== (olds.adopt ?? false) ||
+        canonical(news.connection) !== canonical(olds.connection) ||
+        canonical(news.credentials) !== canonical(olds.credentials);
 
     const newFamily = isUnknown(news.address) ? undefined : addressFamily(news.address);
     const wouldCollide =
         sameFile !== false &&
+        !(machineChanged && !machineUnknown) &&
         (newFamily === undefined || newFamily === old?.family) &&
         (containsUnknown(news.names) || news.names.some((name) => olds.names?.includes(name)));
     return { changes: changed, replaces, deleteBeforeReplace: replaces.length > 0 && wouldCollide };
@@ -53,4 +66,8 @@ function identityFromOutputs(olds: Partial<HostEntryOutputs>): EntryIdentity | u
 
 function sameList(a: readonly string[], b: readonly string[] | undefined): boolean {
     return b !== undefined && a.length === b.length && a.every((value, index) => value === b[index]);
+}
+
+function canonical(value: unknown): string {
+    return value === undefined ? "" : canonicalJson(value);
 }

@@ -41,16 +41,21 @@ export function identityOf(entry: DesiredEntry): EntryIdentity {
     return { family, name: foldCase(name) };
 }
 
-/** The resource id: `<family>/<canonical name>`, e.g. `ipv4/web.internal`. Stable across in-place updates. */
-export function formatId(identity: EntryIdentity): string {
-    return `${identity.family}/${identity.name}`;
+/**
+ * The resource id: `<family>/<canonical name>`, e.g. `ipv4/web.internal`, and for an entry on another
+ * machine `@<host>:<port>` after it (`ipv4/web.internal@10.0.0.5:22`): the same name on two machines is
+ * two entries. Stable across in-place updates.
+ */
+export function formatId(identity: EntryIdentity, machine?: string): string {
+    return `${identity.family}/${identity.name}${machine === undefined ? "" : `@${machine}`}`;
 }
 
-/** Parses a resource id; undefined when it is not one of ours. */
-export function parseId(id: string): EntryIdentity | undefined {
-    const match = /^(ipv4|ipv6)\/([^/\s]+)$/.exec(id);
+/** Parses a resource id; undefined when it is not one of ours. `machine` is `host:port`, when remote. */
+export function parseId(id: string): (EntryIdentity & { machine?: string }) | undefined {
+    const match = /^(ipv4|ipv6)\/([^/\s@]+)(?:@([^/\s@]+))?$/.exec(id);
     if (!match) return undefined;
-    return { family: match[1] as AddressFamily, name: foldCase(match[2] as string) };
+    const identity = { family: match[1] as AddressFamily, name: foldCase(match[2] as string) };
+    return match[3] === undefined ? identity : { ...identity, machine: match[3] };
 }
 
 /** How an entry is named in messages: `"web.internal" (IPv4)`. */

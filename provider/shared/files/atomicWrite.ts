@@ -57,8 +57,11 @@ export interface WriteGuards {
      * longer that content, FileChangedError is thrown and nothing is written.
      */
     readonly unchangedSince?: string;
-    /** Called immediately before the file is replaced (the lock's `verify`): throwing writes nothing. */
-    readonly beforeCommit?: () => void;
+    /**
+     * Called immediately before the file is replaced (the lock's `verify`): throwing writes nothing. The
+     * synchronous local writer needs it to answer at once; the remote one awaits it.
+     */
+    readonly beforeCommit?: () => void | Promise<void>;
 }
 
 /** Rename errors that mean "this file cannot be replaced by rename", not "the write failed". */

@@ -59,8 +59,11 @@ export interface LockOptions {
 export interface HeldLock {
     /** The lock file, or the kernel lock's name where no lock file could be taken. */
     readonly path: string;
-    /** Throws LockLostError unless the lock is still this holder's: call it just before replacing the file. */
-    verify(): void;
+    /**
+     * Throws LockLostError unless the lock is still this holder's: call it just before replacing the file.
+     * A lock on another machine's file answers a promise (it asks that machine); local ones answer at once.
+     */
+    verify(): void | Promise<void>;
     release(): Promise<void>;
 }
 

@@ -1,0 +1,83 @@
+// Where a hosts file lives and the few operations the store needs on it: this machine's file system
+// (the default), or another machine's over SSH (hosts/remote/). The store's batching, locking order,
+// foreign-change retries and answers are the same for both; only these steps differ.
+
+import { closeSync, constants, fstatSync, openSync, statSync } from "node:fs";
+import { resolve } from "node:path";
+import {
+    sweepTemporariesSync,
+    type WriteGuards,
+    type WriteOutcome,
+    writeFileAtomicSync,
+} from "../../shared/files/atomicWrite";
+import { codeOf } from "../../shared/files/errno";
+import { acquireFileLock, type HeldLock, type LockOptions } from "../../shared/files/fileLock";
+import { hasSidecar, recoverWithSidecar } from "../../shared/files/inPlaceSidecar";
+import { readWholeSync } from "../../shared/files/readWhole";
+import { realPathSync } from "../../shared/files/realPath";
+import { signatureOf } from "../../shared/files/signature";
+
+/** The operations on the hosts files of one machine. Every path they take is a real path (`realPath`'s answer). */
+export interface HostsFileAccess {
+    /** The machine, `user@host:port`; undefined for this one. */
+    readonly machine: string | undefined;
+    /** The key operations on `file` queue under, computed without I/O so one turn's operations share a batch. */
+    keyOf(file: string): string;
+    /** How messages name a file: its path, prefixed with the machine when remote. */
+    describe(real: string): string;
+    /** The real path behind `file`: symlinks followed (a dangling one to its target), so the link is kept. */
+    realPath(file: string): Promise<string>;
+    /** A cheap identity of the file's content ("" when it does not exist); equal means unchanged. */
+    signature(real: string): Promise<string>;
+    /** The file's bytes and the signature they belong to; refuses anything but a regular file (ENOTREG). */
+    read(real: string): Promise<{ bytes: Buffer; signature: string }>;
+    /** Takes the cross-process lock every writer of the file respects. */
+    lock(real: string, options: LockOptions): Promise<HeldLock>;
+    /** Replaces the content atomically where it can, else in place, journaled; checks `guards` last. */
+    write(real: string, data: Uint8Array, guards: WriteGuards): Promise<WriteOutcome>;
+    /** Whether an in-place write may be unfinished (its journal exists): reads then wait for the lock. */
+    mayNeedRecovery(real: string): Promise<boolean>;
+    /** Finishes or undoes an in-place write a crash cut short; under the lock. Answers whether there was one. */
+    recover(real: string): Promise<boolean>;
+    /** Removes temporary files killed writers left beside the file; under the lock. */
+    sweep(real: string): Promise<void>;
+}
+
+/** This machine's hosts files. */
+export const localFiles: HostsFileAccess = {
+    machine: undefined,
+    keyOf: (file) => resolve(file),
+    describe: (real) => real,
+    realPath: async (file) => realPathSync(file),
+    signature: async (real) => {
+        try {
+            return signatureOf(statSync(real, { bigint: true }));
+        } catch (error) {
+            if (codeOf(error) === "ENOENT") return "";
+            throw error;
+        }
+    },
+    read: async (real) => readWholeSync(real),
+    lock: (real, options) => acquireFileLock(real, options),
+    write: async (real, data, guards) => writeFileAtomicSync(real, data, guards),
+    mayNeedRecovery: async (real) => hasSidecar(real),
+    recover: async (real) => recoverInPlace(real),
+    sweep: async (real) => {
+        sweepTemporariesSync(real);
+    },
+};
+
+function recoverInPlace(real: string): boolean {
+    let fd: number;
+    try {
+        fd = openSync(real, constants.O_RDWR | constants.O_NONBLOCK | (constants.O_NOFOLLOW ?? 0));
+    } catch {
+        // Missing, or not ours to write: nothing to recover, and the read or write says what is wrong.
+        return false;
+    }
+    try {
+        return fstatSync(fd).isFile() && recoverWithSidecar(fd, real);
+    } finally {
+        closeSync(fd);
+    }
+}

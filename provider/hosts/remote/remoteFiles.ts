@@ -1,0 +1,240 @@
+// The hosts files of another machine, over SFTP: what the store needs (hostsFileAccess.ts), with the
+// guarantees of the local layer. A write goes to a temporary file beside the target, is flushed
+// (fsync@openssh.com), given the target's mode and owner, and renamed over it (posix-rename@openssh.com)
+// only after the file is checked to hold, byte for byte, what the edits were computed from and the lock
+// to still be ours. Where the rename is refused (a bind-mounted file), the file is written in place,
+// journaled in the same sidecar the local layer writes and recovers. Non-regular files are refused
+// before they are opened (an SFTP open of a FIFO would hang the server), and a dangling symlink is
+// followed to its target, as locally.
+
+import { createHash, randomBytes } from "node:crypto";
+import { posix } from "node:path";
+import type { Stats } from "ssh2";
+import type { WriteGuards, WriteOutcome } from "../../shared/files/atomicWrite";
+import { FileChangedError } from "../../shared/files/fileChangedError";
+import type { HeldLock, LockOptions } from "../../shared/files/fileLock";
+import { sidecarPathFor } from "../../shared/files/inPlaceSidecar";
+import { finishedContent, parseSidecar, sidecarBytes } from "../../shared/files/sidecarRecord";
+import type { HostsFileAccess } from "../io/hostsFileAccess";
+import { acquireRemoteLock } from "./remoteLock";
+import type { Sftp } from "./sftp";
+
+const TEMPORARY = /^\..+\.[0-9a-f]{16}\.pulumi-lifecycle\.remote\.tmp$/;
+const S_IFMT = 0o170000;
+const S_IFREG = 0o100000;
+const S_IFDIR = 0o040000;
+const MAX_LINK_HOPS = 40;
+
+/** The files of one machine, through the SFTP session `files()` answers (opened on first use). */
+export class RemoteFiles implements HostsFileAccess {
+    /**
+     * @param machine `user@host:port`
+     * @param session tells this login's session apart from another's on the same machine (a digest)
+     * @param files the machine's SFTP session, (re)connected on demand
+     */
+    constructor(
+        readonly machine: string,
+        private readonly session: string,
+        private readonly files: () => Promise<Sftp>,
+    ) {}
+
+    /** Operations through one session share batches; another login to the same machine queues apart. */
+    keyOf(file: string): string {
+        return `ssh://${this.machine}${posix.resolve("/", file)}#${this.session}`;
+    }
+
+    describe(real: string): string {
+        return `${this.machine}:${real}`;
+    }
+
+    async realPath(file: string): Promise<string> {
+        const sftp = await this.files();
+        let path = posix.resolve("/", file);
+        for (let hops = 0; ; hops++) {
+            try {
+                return await sftp.realpath(path);
+            } catch (error) {
+                if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+            }
+            // A dangling symlink: its target is the file (created by the first write), not the link.
+            const info = await sftp.lstat(path).catch(() => undefined);
+            if (info === undefined || !info.isSymbolicLink() || hops >= MAX_LINK_HOPS) break;
+            path = posix.resolve(posix.dirname(path), await sftp.readlink(path));
+        }
+        const directory = await sftp.realpath(posix.dirname(path)).catch(() => posix.dirname(path));
+        return posix.join(directory, posix.basename(path));
+    }
+
+    /** "" when the file does not exist; otherwise unique, so a batch always reads: SFTP's times are whole seconds, too coarse to trust a cache. */
+    async signature(real: string): Promise<string> {
+        const info = await (await this.files()).statIfAny(real);
+        return info === undefined ? "" : `stat:${randomBytes(8).toString("hex")}`;
+    }
+
+    async read(real: string): Promise<{ bytes: Buffer; signature: string }> {
+        const sftp = await this.files();
+        regularOrThrow(real, await sftp.stat(real));
+        const bytes = await sftp.readAll(real);
+        return { bytes, signature: digestOf(bytes) };
+    }
+
+    async lock(real: string, options: LockOptions): Promise<HeldLock> {
+        return acquireRemoteLock(await this.files(), real, this.describe(real), options);
+    }
+
+    async write(real: string, data: Uint8Array, guards: WriteGuards): Promise<WriteOutcome> {
+        const sftp = await this.files();
+        const existing = await sftp.statIfAny(real);
+        if (existing) regularOrThrow(real, existing);
+        const temporary = posix.join(
+            posix.dirname(real),
+            `.${posix.basename(real)}.${randomBytes(8).toString("hex")}.pulumi-lifecycle.remote.tmp`,
+        );
+        const mode = existing ? existing.mode & 0o7777 : 0o644;
+        let written = false;
+        try {
+            const handle = await sftp.open(temporary, "wx", mode);
+            try {
+                await sftp.writeAt(temporary, handle, data, 0);
+                await sftp.fsetstat(temporary, handle, { mode });
+                if (existing) await keepOwner(sftp, temporary, handle, existing);
+                await sftp.fsync(temporary, handle);
+            } finally {
+                await sftp.close(temporary, handle);
+            }
+            written = true;
+        } catch (error) {
+            await sftp.removeQuietly(temporary);
+            // A directory we may not write, or an owner we may not give: in place, as locally.
+            if (existing && isPermission(error)) return this.writeInPlace(sftp, real, data, guards);
+            throw error;
+        }
+        try {
+            await this.checkUnchanged(sftp, real, guards);
+            await guards.beforeCommit?.();
+            try {
+                await sftp.rename(temporary, real);
+            } catch (error) {
+                // EBUSY/EXDEV of a bind-mounted file reach us only as a generic failure: the file is as it was.
+                if (!existing || !written) throw error;
+                await sftp.removeQuietly(temporary);
+                return this.writeInPlace(sftp, real, data, guards);
+            }
+        } catch (error) {
+            await sftp.removeQuietly(temporary);
+            throw error;
+        }
+        return { method: "rename", signature: digestOf(Buffer.from(data)) };
+    }
+
+    async mayNeedRecovery(real: string): Promise<boolean> {
+        return (await (await this.files()).statIfAny(sidecarPathFor(real))) !== undefined;
+    }
+
+    async recover(real: string): Promise<boolean> {
+        const sftp = await this.files();
+        const sidecar = sidecarPathFor(real);
+        const bytes = await sftp.readAll(sidecar).catch((error: NodeJS.ErrnoException) => {
+            if (error.code === "ENOENT") return undefined;
+            throw error;
+        });
+        if (bytes === undefined) return false;
+        const record = parseSidecar(bytes);
+        const info = await sftp.statIfAny(real);
+        if (record && info && (info.mode & S_IFMT) === S_IFREG) {
+            const finished = finishedContent(await sftp.readAll(real), "", record);
+            if (finished) await overwrite(sftp, real, finished);
+        }
+        await sftp.unlink(sidecar);
+        return true;
+    }
+
+    async sweep(real: string): Promise<void> {
+        // Under the lock: every writer writes its temporary files only while holding it, so any left are a
+        // dead (or dispossessed) writer's.
+        const sftp = await this.files();
+        const directory = posix.dirname(real);
+        const prefix = `.${posix.basename(real)}.`;
+        const names = await sftp.readdir(directory).catch(() => [] as string[]);
+        for (const name of names) {
+            if (name.startsWith(prefix) && TEMPORARY.test(name)) await sftp.removeQuietly(posix.join(directory, name));
+        }
+    }
+
+    /** Throws FileChangedError unless the file still holds the bytes the edits were computed from. */
+    private async checkUnchanged(sftp: Sftp, real: string, guards: WriteGuards): Promise<void> {
+        if (guards.unchangedSince === undefined) return;
+        const info = await sftp.statIfAny(real);
+        const now = info === undefined ? "" : digestOf(await sftp.readAll(real));
+        if (now !== guards.unchangedSince) throw new FileChangedError(this.describe(real));
+    }
+
+    /**
+     * Writes over the file itself, journaled: the sidecar (old and new content) is on disk before the
+     * file is touched, so a connection dropped mid-write is finished or undone by the next writer.
+     */
+    private async writeInPlace(sftp: Sftp, real: string, data: Uint8Array, guards: WriteGuards): Promise<WriteOutcome> {
+        const previous = await sftp.readAll(real);
+        if (guards.unchangedSince !== undefined && digestOf(previous) !== guards.unchangedSince) {
+            throw new FileChangedError(this.describe(real));
+        }
+        await guards.beforeCommit?.();
+        const sidecar = sidecarPathFor(real);
+        const record = { previous, data: Buffer.from(data), previousSignature: "" };
+        if (!(await sftp.createExclusive(sidecar, sidecarBytes(record), 0o600, true))) {
+            throw Object.assign(new Error(`${this.describe(sidecar)} exists: another in-place write is under way`), {
+                code: "EBUSY",
+            });
+        }
+        await overwrite(sftp, real, record.data);
+        await sftp.unlink(sidecar);
+        return { method: "in-place", signature: digestOf(record.data) };
+    }
+}
+
+/** Writes `data` over the file from its start, cuts it to length, flushes. */
+async function overwrite(sftp: Sftp, real: string, data: Buffer): Promise<void> {
+    const handle = await sftp.open(real, "r+");
+    try {
+        await sftp.writeAt(real, handle, data, 0);
+        await sftp.fsetstat(real, handle, { size: data.length });
+        await sftp.fsync(real, handle);
+    } finally {
+        await sftp.close(real, handle);
+    }
+}
+
+async function keepOwner(sftp: Sftp, path: string, handle: Buffer, existing: Stats): Promise<void> {
+    try {
+        await sftp.fsetstat(path, handle, { uid: existing.uid, gid: existing.gid });
+    } catch (error) {
+        // The new file would have another owner than the old: not a replacement we may make.
+        throw Object.assign(new Error(`cannot give ${path} the owner ${existing.uid}:${existing.gid}`), {
+            code: "EPERM",
+            cause: error,
+        });
+    }
+}
+
+function regularOrThrow(path: string, info: Stats): void {
+    const type = info.mode & S_IFMT;
+    if (type === S_IFREG) return;
+    const kind =
+        type === S_IFDIR
+            ? "a directory"
+            : info.isFIFO()
+              ? "a FIFO"
+              : info.isSocket()
+                ? "a socket"
+                : "a device or special file";
+    throw Object.assign(new Error(`${path} is ${kind}`), { code: type === S_IFDIR ? "EISDIR" : "ENOTREG", kind });
+}
+
+function isPermission(error: unknown): boolean {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === "EACCES" || code === "EPERM";
+}
+
+function digestOf(bytes: Buffer): string {
+    return `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
+}

@@ -1,0 +1,72 @@
+// The SSH connections of one process: one per machine and login, opened on first use, shared by every
+// entry on that machine, reopened by the next operation once it dropped. A machine that cannot be
+// reached fails the operations on its files only; a failed connection is not cached, so the next
+// operation tries again.
+
+import { createHash } from "node:crypto";
+import { describeMachine, type HostConnection, type HostCredentials, sessionKey } from "../logic/connection";
+import { RemoteFiles } from "./remoteFiles";
+import type { Sftp } from "./sftp";
+import { openSession, type SshSession } from "./sshSession";
+
+/** Counts, for the benchmark and tests: connections opened per machine. */
+export interface SshMachinesStats {
+    readonly connectionsOpened: number;
+}
+
+/** The machines this process reaches over SSH. */
+export class SshMachines {
+    private readonly sessions = new Map<string, Promise<SshSession>>();
+    private readonly access = new Map<string, RemoteFiles>();
+    private opened = 0;
+
+    /** The hosts files of the machine `connection` reaches (the same object for the same machine and login). */
+    filesOn(connection: HostConnection, credentials: HostCredentials): RemoteFiles {
+        const key = sessionKey(connection, credentials);
+        let files = this.access.get(key);
+        if (!files) {
+            const session = createHash("sha256").update(key).digest("hex").slice(0, 12);
+            files = new RemoteFiles(describeMachine(connection), session, () =>
+                this.sftp(key, connection, credentials),
+            );
+            this.access.set(key, files);
+        }
+        return files;
+    }
+
+    get stats(): SshMachinesStats {
+        return { connectionsOpened: this.opened };
+    }
+
+    /** Closes every connection. */
+    async close(): Promise<void> {
+        const sessions = [...this.sessions.values()];
+        this.sessions.clear();
+        await Promise.all(
+            sessions.map((session) =>
+                session.then(
+                    (s) => s.end(),
+                    () => undefined,
+                ),
+            ),
+        );
+    }
+
+    private async sftp(key: string, connection: HostConnection, credentials: HostCredentials): Promise<Sftp> {
+        let session = this.sessions.get(key);
+        if (!session) {
+            this.opened++;
+            session = openSession(connection, credentials);
+            this.sessions.set(key, session);
+            session.then(
+                (live) => void live.closed.then(() => this.forget(key, session)),
+                () => this.forget(key, session),
+            );
+        }
+        return (await session).files;
+    }
+
+    private forget(key: string, session: Promise<SshSession> | undefined): void {
+        if (this.sessions.get(key) === session) this.sessions.delete(key);
+    }
+}
