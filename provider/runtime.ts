@@ -6,7 +6,8 @@
 //
 // Environment:
 //   PULUMI_LIFECYCLE_LOCK_TIMEOUT_MS  longest wait for another process's lock on a hosts file (30000)
-//   PULUMI_LIFECYCLE_TRACE            a file to which every hosts-file write appends one JSON line
+//   PULUMI_LIFECYCLE_TRACE            a file to which every hosts-file write, and every SSH connection
+//                                     opened, appends one JSON line
 //   TASK_API_URL, TASK_API_TOKEN      the task API, when stack config does not set them (see tasks/)
 
 import { appendFileSync } from "node:fs";
@@ -45,7 +46,10 @@ function create(kind: ProviderKind): dynamic.ResourceProvider {
     switch (kind) {
         case "hosts:HostEntry": {
             const journal = new CreateJournal();
-            const machines = new SshMachines();
+            const trace = process.env.PULUMI_LIFECYCLE_TRACE;
+            const machines = new SshMachines(
+                trace ? (machine) => appendFileSync(trace, `${JSON.stringify({ sshConnect: machine })}\n`) : undefined,
+            );
             return new HostEntryProvider(hostsFileStore(process.env, journal), journal, (connection, credentials) =>
                 machines.filesOn(connection, credentials),
             );

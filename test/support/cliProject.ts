@@ -237,9 +237,15 @@ export class CliProject {
         }
     }
 
-    /** `pulumi up` (with `--refresh` when asked). */
-    up(options: { refresh?: boolean } = {}): Promise<CliRun> {
-        return this.run((onEvent) => this.stack.up({ onEvent, refresh: options.refresh ?? false }));
+    /** `pulumi up` (with `--refresh`, `--continue-on-error` when asked). */
+    up(options: { refresh?: boolean; continueOnError?: boolean } = {}): Promise<CliRun> {
+        return this.run((onEvent) =>
+            this.stack.up({
+                onEvent,
+                refresh: options.refresh ?? false,
+                ...(options.continueOnError ? { continueOnError: true } : {}),
+            }),
+        );
     }
 
     /** `pulumi preview` (with `--diff` when asked: the output then marks each changed property); its steps are the planned ones. */

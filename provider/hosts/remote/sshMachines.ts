@@ -20,6 +20,9 @@ export class SshMachines {
     private readonly access = new Map<string, RemoteFiles>();
     private opened = 0;
 
+    /** @param onOpen told of each connection opened, `user@host:port` (PULUMI_LIFECYCLE_TRACE records it) */
+    constructor(private readonly onOpen?: (machine: string) => void) {}
+
     /** The hosts files of the machine `connection` reaches (the same object for the same machine and login). */
     filesOn(connection: HostConnection, credentials: HostCredentials): RemoteFiles {
         const key = sessionKey(connection, credentials);
@@ -56,6 +59,7 @@ export class SshMachines {
         let session = this.sessions.get(key);
         if (!session) {
             this.opened++;
+            this.onOpen?.(describeMachine(connection));
             session = openSession(connection, credentials);
             this.sessions.set(key, session);
             session.then(
