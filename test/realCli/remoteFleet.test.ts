@@ -132,7 +132,7 @@ describe("hosts entries on a fleet of machines over SSH, under the real Pulumi C
         }
     });
 
-    it("moving an entry to another machine replaces it there; changing only credentials updates nothing on disk", async () => {
+    it("moving an entry to another machine replaces it there; another login to the same machine updates in place, writing nothing", async () => {
         const [m01, m02] = fleet.machines as [FleetMachine, FleetMachine];
         const specs = fleet.machines.flatMap((machine, index) => entriesOn(machine, index));
         const moved = specs.find((spec) => spec.name === "m01-e2") as ResourceSpec;
@@ -157,6 +157,32 @@ describe("hosts entries on a fleet of machines over SSH, under the real Pulumi C
             ...Array.from({ length: 3 }, (_, k) => lineOf(1, k, "m02")),
             "10.0.0.3\tmoved.fleet.test # on m01\n",
         ]);
+
+        // Another login to m03 (a sudo user, through `sudo -n sftp-server`): the same machine, so an update
+        // that writes nothing, not a replacement.
+        const m03 = fleet.machine("m03");
+        const before = await readFile(m03.hostsFile);
+        const sudo = { ...connectionOf(m03), user: fleet.users.sudo, privilege: "sudo", sftpServer: fleet.sftpServer };
+        const relogged = specs.map((spec) =>
+            spec.name === "m01-e2"
+                ? renamed
+                : spec.name.startsWith("m03-")
+                  ? { ...spec, args: { ...spec.args, connection: sudo } }
+                  : spec,
+        );
+        await project.program(relogged);
+        const again = await project.up();
+        assertOk(again);
+        const m03Steps = again.steps.filter((step) => step.includes("m03-"));
+        assert.deepEqual(m03Steps.sort(), ["update m03-e0", "update m03-e1", "update m03-e2"]);
+        assert.ok(
+            !again.steps.some((step) => !step.includes("m03-") && !step.startsWith("same ")),
+            again.steps.join(", "),
+        );
+        assert.deepEqual(await readFile(m03.hostsFile), before, "a new login changes no byte");
+        const state = await project.state();
+        const entry = state.resources.find((r) => nameOf(r.urn) === "m03-e0");
+        assert.equal((entry?.outputs?.connection as { user?: string } | undefined)?.user, fleet.users.sudo);
     });
 
     it("`pulumi destroy` leaves every file of the fleet byte for byte as it was", async () => {
