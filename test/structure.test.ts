@@ -37,6 +37,8 @@ function importGraph(): Map<string, string[]> {
 }
 
 function layerOf(module: string): string {
+    // hosts/remote/ is the I/O of files on other machines: the io layer, in its own folder.
+    if (module.includes("/remote/")) return "io";
     return ["logic", "io", "errors", "client", "protocol"].find((layer) => module.includes(`/${layer}/`)) ?? "top";
 }
 

@@ -1,15 +1,20 @@
 // The `hosts` namespace of the package.
 
 export { AdoptMismatchError } from "./errors/adoptMismatchError";
+export { ConnectionSettingsError } from "./errors/connectionSettingsError";
 export { EntryConflictError } from "./errors/entryConflictError";
+export { EntryMachineError } from "./errors/entryMachineError";
 export { EntryMissingError } from "./errors/entryMissingError";
 export { EntryNotFoundError } from "./errors/entryNotFoundError";
 export { HostsFileError } from "./errors/hostsFileError";
 export { HostsFileNotFoundError } from "./errors/hostsFileNotFoundError";
-export { HostEntry, type HostEntryArgs, type HostEntryState } from "./hostEntry";
+export { SshConnectionError, type SshFailure } from "./errors/sshConnectionError";
+export { SshHostKeyError } from "./errors/sshHostKeyError";
+export { HostEntry, type HostEntryArgs, type HostEntryConnection, type HostEntryState } from "./hostEntry";
 export {
     findHostEntries,
     type HostEntryQuery,
+    type HostsFileConnection,
     type HostsFileEntry,
     type ListHostEntriesOptions,
     listHostEntries,

@@ -9,6 +9,7 @@ import type { HostsDocument, HostsLine, ParsedEntry } from "../logic/hostsDocume
 import { lineMatches } from "../logic/lineFilter";
 import { programDefaultFile } from "./programDefaultFile";
 import { readHostsDocument } from "./readHostsFile";
+import { readRemoteHostsDocument } from "./readRemoteHostsFile";
 
 /** An address line of a hosts file. */
 export interface HostsFileEntry {
@@ -23,13 +24,33 @@ export interface HostsFileEntry {
     readonly line: number;
 }
 
+/**
+ * The machine whose hosts file a read helper reads, over SSH: the fields of a HostEntry's `connection`,
+ * as plain values (resolve Outputs first, e.g. inside `apply`). The host key must be pinned.
+ */
+export interface HostsFileConnection {
+    host: string;
+    port?: number;
+    user?: string;
+    hostKey: string;
+    privateKey?: string;
+    privateKeyPassword?: string;
+    password?: string;
+    agentSocketPath?: string;
+    privilege?: "sudo";
+    sftpServer?: string;
+}
+
 /** Which file `listHostEntries` reads and which of its lines it returns. */
 export interface ListHostEntriesOptions {
     /**
      * The hosts file. Default: the one a `hosts.HostEntry` without `file` uses (stack config
-     * `pulumi-lifecycle:hostsFile`, then HOSTS_FILE, then the operating system's hosts file).
+     * `pulumi-lifecycle:hostsFile`, then HOSTS_FILE, then the operating system's hosts file); with
+     * `connection`, /etc/hosts of that machine (an absolute path there).
      */
     file?: string;
+    /** Read the file of another machine, over one SSH connection opened for the call and closed after it. */
+    connection?: HostsFileConnection;
     /** Keep only lines whose address or one of whose names this pattern matches. */
     match?: RegExp;
 }
@@ -42,15 +63,20 @@ export interface HostEntryQuery {
     address?: string;
     /** The hosts file; the same default as `ListHostEntriesOptions.file`. */
     file?: string;
+    /** Another machine's file, as `ListHostEntriesOptions.connection`. */
+    connection?: HostsFileConnection;
 }
 
 /**
  * Lists the address lines of a hosts file in file order (blank lines, comments and lines resolvers
  * ignore are left out). Rejects with HostsFileNotFoundError when the file does not exist and with
- * HostsFileError when it cannot be read.
+ * HostsFileError when it cannot be read; with `connection`, also SshHostKeyError or SshConnectionError
+ * when the machine cannot be reached, and ConnectionSettingsError for a connection that fails its checks.
  */
 export async function listHostEntries(options: ListHostEntriesOptions = {}): Promise<HostsFileEntry[]> {
-    const doc = await readHostsDocument(options.file ?? programDefaultFile());
+    const doc = options.connection
+        ? await readRemoteHostsDocument(options.connection, options.file)
+        : await readHostsDocument(options.file ?? programDefaultFile());
     const pattern = options.match && new RegExp(options.match);
     return doc.allLines().flatMap((line) => {
         if (!line.entry || (pattern && !lineMatches(pattern, line))) return [];
@@ -65,7 +91,7 @@ export async function listHostEntries(options: ListHostEntriesOptions = {}): Pro
  * answering with every line or none.
  */
 export async function findHostEntries(query: HostEntryQuery): Promise<HostsFileEntry[]> {
-    const { name, address, file } = query;
+    const { name, address, file, connection } = query;
     if (name === undefined && address === undefined) {
         throw new TypeError("findHostEntries needs a name, an address, or both");
     }
@@ -74,7 +100,10 @@ export async function findHostEntries(query: HostEntryQuery): Promise<HostsFileE
     }
     const wantedName = name === undefined ? undefined : foldCase(name);
     const wantedAddress = address === undefined ? undefined : canonicalAddress(address);
-    const entries = await listHostEntries(file === undefined ? {} : { file });
+    const entries = await listHostEntries({
+        ...(file === undefined ? {} : { file }),
+        ...(connection === undefined ? {} : { connection }),
+    });
     return entries.filter(
         (entry) =>
             (wantedName === undefined || entry.names.includes(wantedName)) &&

@@ -1,0 +1,47 @@
+// Reads a hosts file of another machine for the read-only helpers (the lookup functions): one SSH
+// connection, opened for the call and closed after it, so a program never stays alive on a socket. The
+// connection is checked as a HostEntry's is, and the host key must be pinned.
+
+import { LifecycleError } from "../../shared/errors/lifecycleError";
+import { codeOf } from "../../shared/files/errno";
+import { ConnectionSettingsError } from "../errors/connectionSettingsError";
+import { HostsFileError } from "../errors/hostsFileError";
+import { HostsFileNotFoundError } from "../errors/hostsFileNotFoundError";
+import { checkConnection, REMOTE_DEFAULT_FILE } from "../logic/connection";
+import { HostsDocument } from "../logic/hostsDocument";
+import { SshMachines } from "../remote/sshMachines";
+
+/**
+ * Reads and parses `file` (default /etc/hosts, absolute) on the machine `connection` reaches. Throws
+ * ConnectionSettingsError for a connection that fails its checks, SshHostKeyError or SshConnectionError
+ * when the machine cannot be reached, HostsFileNotFoundError and HostsFileError as a local read does.
+ */
+export async function readRemoteHostsDocument(
+    connection: object,
+    file: string = REMOTE_DEFAULT_FILE,
+): Promise<HostsDocument> {
+    const failures: { property: string; reason: string }[] = [];
+    const checked = checkConnection(connection, undefined, (property, reason) => failures.push({ property, reason }));
+    if (!file.startsWith("/"))
+        failures.push({ property: "file", reason: `${JSON.stringify(file)} must be an absolute path on that machine` });
+    if (!checked || failures.length > 0) throw new ConnectionSettingsError(failures);
+    const machines = new SshMachines();
+    const access = machines.filesOn(checked.connection, checked.credentials);
+    try {
+        let bytes: Buffer;
+        try {
+            ({ bytes } = await access.read(await access.realPath(file)));
+        } catch (error) {
+            if (codeOf(error) === "ENOENT") throw new HostsFileNotFoundError(access.describe(file), error);
+            if (error instanceof LifecycleError) throw error;
+            throw new HostsFileError(access.describe(file), "read", error, access.machine);
+        }
+        try {
+            return HostsDocument.parse(bytes);
+        } catch (error) {
+            throw new HostsFileError(access.describe(file), "read", error, access.machine);
+        }
+    } finally {
+        await machines.close();
+    }
+}
