@@ -2,13 +2,20 @@
 // `adopt: true` and `protect: true`, since the engine cannot import dynamic resources. Only arguments and I/O live here;
 // which lines become declarations, and how they are written, is hosts/importer.ts.
 
-import { rm, writeFile } from "node:fs/promises";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { parseArgs } from "node:util";
+import { ConnectionSettingsError } from "../hosts/errors/connectionSettingsError";
 import { HostsFileError } from "../hosts/errors/hostsFileError";
+import { SshConnectionError } from "../hosts/errors/sshConnectionError";
+import { SshHostKeyError } from "../hosts/errors/sshHostKeyError";
+import type { HostsFileConnection } from "../hosts/io/lookup";
 import { readHostsFile } from "../hosts/io/readHostsFile";
+import { readRemoteHostsFile } from "../hosts/io/readRemoteHostsFile";
+import { DEFAULT_SSH_USER, machineOf, parseMachine, REMOTE_DEFAULT_FILE } from "../hosts/logic/connection";
 import { osHostsFile } from "../hosts/logic/defaultFile";
-import { planImport, renderImportProgram } from "../hosts/logic/importer";
+import type { HostsDocument } from "../hosts/logic/hostsDocument";
+import { type ImportedConnection, planImport, renderImportProgram } from "../hosts/logic/importer";
 import { addEntriesToState, type Deployment, type StateImport } from "../hosts/logic/importState";
 import { type ProviderKind, providerShim } from "../shared/providerShim";
 import { messageOf, quote, shellQuote } from "../shared/text";
@@ -19,6 +26,7 @@ import { recordInStack, stackNameIn } from "./stackImport";
 
 const USAGE = `Usage: pulumi-lifecycle hosts import [--file FILE] [--match REGEX] [--all] [--no-protect] [--omit-file]
                                    [--out FILE] [--stack STACK [--dry-run]]
+                                   [--ssh [USER@]HOST[:PORT] --host-key KEY [--identity KEYFILE] [--sudo]]
 
 Prints a TypeScript program with one hosts.HostEntry per line of a hosts file, each with
 \`adopt: true\` and \`protect: true\`: the first \`pulumi up\` takes over the identical lines
@@ -48,6 +56,17 @@ Options:
                       overwritten: a change made meanwhile is read again, a stack another Pulumi
                       operation holds is refused, and two imports into one stack take turns
       --dry-run       with --stack: print the program and what would be added to the state, change nothing
+      --ssh [USER@]HOST[:PORT]
+                      read the hosts file of that machine over SSH (default user root, port 22;
+                      --file then defaults to /etc/hosts); the program declares its entries with a
+                      \`connection\` to it. Not with --stack: the program's first \`pulumi up\` takes the
+                      lines over without writing (adopt), and records the connection's secrets encrypted
+      --host-key KEY  the machine's public host key (\`ssh-ed25519 AAAA...\`) or its SHA256 fingerprint;
+                      required with --ssh (without it, the error shows the key the machine presented)
+      --identity KEYFILE
+                      the private key to log in with (default: the SSH agent); the program reads it
+                      from the secret stack config \`sshPrivateKey\`
+      --sudo          read (and let the program write) the file through \`sudo -n\` on the machine
   -h, --help          print this help
 `;
 
@@ -74,20 +93,22 @@ async function runHostsImport(args: readonly string[], io: CliIo): Promise<numbe
         io.stdout(USAGE);
         return 0;
     }
-    const file = options.file ?? (io.env.HOSTS_FILE || osHostsFile(io.env));
+    const remote = options.ssh === undefined ? undefined : await remoteSource(options);
+    const file = options.file ?? (remote ? REMOTE_DEFAULT_FILE : io.env.HOSTS_FILE || osHostsFile(io.env));
     const match = options.match === undefined ? undefined : compilePattern(options.match);
     const read = () =>
         readHostsFile(file).catch((error: unknown) => {
             throw withReadAdvice(error);
         });
-    const { doc, bytes } = await read();
+    const { doc, bytes } = remote ? { ...(await readRemote(remote.read, file)), bytes: undefined } : await read();
     const plan = planImport(doc, {
         file,
         ...(match ? { match } : {}),
         includeSystem: options.all,
-        hostname: hostname(),
+        ...(remote ? (remote.machineName ? { hostname: remote.machineName } : {}) : { hostname: hostname() }),
     });
     const command = ["pulumi-lifecycle hosts import --file", shellQuote(file)];
+    if (remote) command.push(...remote.flags);
     if (options.match !== undefined) command.push("--match", shellQuote(options.match));
     if (options.all) command.push("--all");
     if (!options.protect) command.push("--no-protect");
@@ -97,9 +118,10 @@ async function runHostsImport(args: readonly string[], io: CliIo): Promise<numbe
         command: command.join(" "),
         omitFile: options.omitFile,
         protect: options.protect,
+        ...(remote ? { connection: remote.declared } : {}),
     });
     const summary =
-        `imported ${count(plan.entries.length, "entry", "entries")} from ${file}, ` +
+        `imported ${count(plan.entries.length, "entry", "entries")} from ${remote ? `${remote.label}:` : ""}${file}, ` +
         `skipped ${count(plan.skipped.length, "line", "lines")}`;
     if (options.stack === undefined) {
         await emit(program, options.out, io);
@@ -136,7 +158,7 @@ async function runHostsImport(args: readonly string[], io: CliIo): Promise<numbe
             place,
             compute,
             beforeImport: async () => {
-                if (!(await read()).bytes.equals(bytes)) {
+                if (bytes === undefined || !(await read()).bytes.equals(bytes)) {
                     throw new CliError(
                         `${file} changed while it was being imported; nothing was imported. Run the command again.`,
                         1,
@@ -182,6 +204,10 @@ async function serializedShim(kind: ProviderKind): Promise<string> {
 
 interface ImportOptions {
     file?: string;
+    ssh?: string;
+    hostKey?: string;
+    identity?: string;
+    sudo: boolean;
     match?: string;
     out?: string;
     stack?: string;
@@ -203,6 +229,10 @@ function parseOptions(args: readonly string[]): ImportOptions {
         all?: boolean | undefined;
         "no-protect"?: boolean | undefined;
         "omit-file"?: boolean | undefined;
+        ssh?: string | undefined;
+        "host-key"?: string | undefined;
+        identity?: string | undefined;
+        sudo?: boolean | undefined;
     };
     try {
         ({ values } = parseArgs({
@@ -217,6 +247,10 @@ function parseOptions(args: readonly string[]): ImportOptions {
                 all: { type: "boolean" },
                 "no-protect": { type: "boolean" },
                 "omit-file": { type: "boolean" },
+                ssh: { type: "string" },
+                "host-key": { type: "string" },
+                identity: { type: "string" },
+                sudo: { type: "boolean" },
             },
             strict: true,
             allowPositionals: false,
@@ -236,8 +270,22 @@ function parseOptions(args: readonly string[]): ImportOptions {
             2,
         );
     }
+    if (values.ssh === undefined && (values["host-key"] ?? values.identity ?? values.sudo) !== undefined) {
+        throw new CliError("--host-key, --identity and --sudo go with --ssh [USER@]HOST[:PORT].", 2);
+    }
+    if (values.ssh !== undefined && values.stack !== undefined) {
+        throw new CliError(
+            "--stack cannot record entries of another machine (their connection's secrets must be stored encrypted): " +
+                "run the program's first `pulumi up` instead; with `adopt: true` it takes the lines over without writing them.",
+            2,
+        );
+    }
     return {
         help: values.help ?? false,
+        sudo: values.sudo ?? false,
+        ...(values.ssh !== undefined ? { ssh: values.ssh } : {}),
+        ...(values["host-key"] !== undefined ? { hostKey: values["host-key"] } : {}),
+        ...(values.identity !== undefined ? { identity: values.identity } : {}),
         dryRun: values["dry-run"] ?? false,
         ...(values.out !== undefined ? { out: values.out } : {}),
         ...(values.stack !== undefined ? { stack: values.stack } : {}),
@@ -247,6 +295,76 @@ function parseOptions(args: readonly string[]): ImportOptions {
         ...(values.file !== undefined ? { file: values.file } : {}),
         ...(values.match !== undefined ? { match: values.match } : {}),
     };
+}
+
+/** The machine of `--ssh`, checked as a HostEntry's connection is, and how the program will reach it. */
+async function remoteSource(options: ImportOptions): Promise<{
+    read: HostsFileConnection;
+    declared: ImportedConnection;
+    label: string;
+    flags: string[];
+    machineName?: string;
+}> {
+    const target = /^(?:([^@]+)@)?(.+)$/.exec(options.ssh ?? "");
+    const [, user, hostPort = ""] = target ?? [];
+    const machine =
+        parseMachine(hostPort) ??
+        (/^[^:[\]]+$|^\[[^\]]+\]$/.test(hostPort) ? { host: hostPort.replace(/^\[|\]$/g, ""), port: 22 } : undefined);
+    if (!machine) throw new CliError(`--ssh ${quote(options.ssh ?? "")} is not [USER@]HOST[:PORT].`, 2);
+    if (options.hostKey === undefined) {
+        throw new CliError(
+            "--ssh needs --host-key: the machine's public host key (`ssh-keyscan -t ed25519 HOST`, checked against " +
+                "`ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub` on the machine) or its SHA256 fingerprint.",
+            2,
+        );
+    }
+    let privateKey: string | undefined;
+    if (options.identity !== undefined) {
+        try {
+            privateKey = await readFile(options.identity, "utf8");
+        } catch (error) {
+            throw new CliError(`cannot read --identity ${options.identity}: ${sentenceOf(error)}`, 1);
+        }
+    }
+    const declared: ImportedConnection = {
+        host: machine.host,
+        port: machine.port,
+        user: user ?? DEFAULT_SSH_USER,
+        hostKey: options.hostKey,
+        ...(options.sudo ? { privilege: "sudo" as const } : {}),
+        ...(privateKey !== undefined ? { privateKeyConfig: "sshPrivateKey" } : {}),
+    };
+    const read: HostsFileConnection = {
+        host: declared.host,
+        port: declared.port,
+        user: declared.user,
+        hostKey: declared.hostKey,
+        ...(options.sudo ? { privilege: "sudo" as const } : {}),
+        ...(privateKey !== undefined ? { privateKey } : {}),
+    };
+    const flags = ["--ssh", shellQuote(options.ssh ?? ""), "--host-key", shellQuote(options.hostKey)];
+    if (options.identity !== undefined) flags.push("--identity", shellQuote(options.identity));
+    if (options.sudo) flags.push("--sudo");
+    return { read, declared, label: `${declared.user}@${machineOf(declared)}`, flags };
+}
+
+/** Reads the machine's file, with the advice of a local read where it applies. */
+async function readRemote(
+    connection: HostsFileConnection,
+    file: string,
+): Promise<{ doc: HostsDocument; machineName?: string }> {
+    try {
+        return await readRemoteHostsFile(connection, file);
+    } catch (error) {
+        if (
+            error instanceof ConnectionSettingsError ||
+            error instanceof SshHostKeyError ||
+            error instanceof SshConnectionError
+        ) {
+            throw new CliError(error.message, 1);
+        }
+        throw withReadAdvice(error);
+    }
 }
 
 function withReadAdvice(error: unknown): unknown {

@@ -20,6 +20,14 @@ export async function readRemoteHostsDocument(
     connection: object,
     file: string = REMOTE_DEFAULT_FILE,
 ): Promise<HostsDocument> {
+    return (await readRemoteHostsFile(connection, file)).doc;
+}
+
+/** Reads as readRemoteHostsDocument does, with the machine's name (its /etc/hostname) where it can be read. */
+export async function readRemoteHostsFile(
+    connection: object,
+    file: string = REMOTE_DEFAULT_FILE,
+): Promise<{ doc: HostsDocument; machineName?: string }> {
     const failures: { property: string; reason: string }[] = [];
     const checked = checkConnection(connection, undefined, (property, reason) => failures.push({ property, reason }));
     if (!file.startsWith("/"))
@@ -36,11 +44,17 @@ export async function readRemoteHostsDocument(
             if (error instanceof LifecycleError) throw error;
             throw new HostsFileError(access.describe(file), "read", error, access.machine);
         }
+        let doc: HostsDocument;
         try {
-            return HostsDocument.parse(bytes);
+            doc = HostsDocument.parse(bytes);
         } catch (error) {
             throw new HostsFileError(access.describe(file), "read", error, access.machine);
         }
+        const name = await access
+            .read("/etc/hostname")
+            .then(({ bytes: text }) => text.toString("utf8").trim().split(/\s/)[0])
+            .catch(() => undefined);
+        return name ? { doc, machineName: name } : { doc };
     } finally {
         await machines.close();
     }

@@ -79,6 +79,20 @@ export interface RenderImportOptions {
      * (stack config `pulumi-lifecycle:hostsFile`, then HOSTS_FILE, then the OS file).
      */
     omitFile?: boolean;
+    /** The machine the file was read from over SSH: every declaration gets this `connection`. */
+    connection?: ImportedConnection;
+}
+
+/** The connection a generated program declares its entries with; the private key stays in stack config. */
+export interface ImportedConnection {
+    readonly host: string;
+    readonly port: number;
+    readonly user: string;
+    readonly hostKey: string;
+    readonly privilege?: "sudo";
+    readonly sftpServer?: string;
+    /** The stack config key (a secret) holding the private key; none when the SSH agent authenticates. */
+    readonly privateKeyConfig?: string;
 }
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
@@ -94,7 +108,7 @@ const UNAVAILABLE_IDENTIFIERS = new Set([
     ...["new", "null", "return", "super", "switch", "this", "throw", "true", "try", "typeof", "var", "void"],
     ...["while", "with", "yield", "let", "static", "implements", "interface", "package", "private"],
     ...["protected", "public", "await", "arguments", "eval", "undefined", "globalThis", "require", "module"],
-    ...["exports", "global", "process", "console", "hosts"],
+    ...["exports", "global", "process", "console", "hosts", "pulumi", "connection"],
 ]);
 
 /**
@@ -176,8 +190,13 @@ export function renderImportProgram(plan: ImportPlan, options: RenderImportOptio
         "",
     ];
     if (plan.entries.length > 0) {
+        const remote = options.connection;
+        out.push(...(remote?.privateKeyConfig ? ['import * as pulumi from "@pulumi/pulumi";'] : []));
         out.push('import { hosts } from "pulumi-lifecycle";', "");
-        for (const entry of plan.entries) out.push(...renderEntry(entry, options.omitFile ?? false, protect), "");
+        if (remote) out.push(...renderConnection(remote), "");
+        for (const entry of plan.entries) {
+            out.push(...renderEntry(entry, options.omitFile ?? false, protect, remote !== undefined), "");
+        }
         out.push(
             "// The stack's outputs: each entry's id and line number (`pulumi stack output ids`).",
             "export const ids = {",
@@ -200,7 +219,26 @@ export function renderImportProgram(plan: ImportPlan, options: RenderImportOptio
     return `${out.join("\n")}\n`;
 }
 
-function renderEntry(entry: ImportedEntry, omitFile: boolean, protect: boolean): string[] {
+/** The shared `connection` constant: the machine, its pinned key, and where the private key comes from. */
+function renderConnection(connection: ImportedConnection): string[] {
+    const key = connection.privateKeyConfig;
+    return [
+        key
+            ? `// The machine, over SSH. Its private key is a secret of the stack: \`pulumi config set --secret ${commentText(key)} < KEYFILE\`.`
+            : "// The machine, over SSH, authenticated by the SSH agent (SSH_AUTH_SOCK).",
+        "const connection = {",
+        `    host: ${literal(connection.host)},`,
+        `    port: ${connection.port},`,
+        `    user: ${literal(connection.user)},`,
+        `    hostKey: ${literal(connection.hostKey)},`,
+        ...(connection.privilege ? [`    privilege: ${literal(connection.privilege)} as const,`] : []),
+        ...(connection.sftpServer ? [`    sftpServer: ${literal(connection.sftpServer)},`] : []),
+        ...(key ? [`    privateKey: new pulumi.Config().requireSecret(${literal(key)}),`] : []),
+        "};",
+    ];
+}
+
+function renderEntry(entry: ImportedEntry, omitFile: boolean, protect: boolean, remote: boolean): string[] {
     const { variableName, resourceName, args } = entry;
     if (!IDENTIFIER.test(variableName) || UNAVAILABLE_IDENTIFIERS.has(variableName)) {
         throw new Error(`${quote(variableName)} cannot name a constant of the generated program`);
@@ -210,6 +248,7 @@ function renderEntry(entry: ImportedEntry, omitFile: boolean, protect: boolean):
         `names: [${args.names.map(literal).join(", ")}],`,
         ...(args.comment !== undefined ? [`comment: ${literal(args.comment)},`] : []),
         ...(omitFile ? [] : [`file: ${literal(args.file)},`]),
+        ...(remote ? ["connection,"] : []),
         "adopt: true,",
     ];
     // Laid out as Biome and Prettier lay it out, so a formatter leaves the generated program as it is.
