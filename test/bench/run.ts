@@ -3,6 +3,7 @@
 import { printAsyncDialectsBench } from "./asyncDialectsBench";
 import { BIG_FILE_LINES, benchBigFile, MANAGED } from "./bigFileBench";
 import { benchCli } from "./cliBench";
+import { printFleetBench } from "./fleet";
 import { benchForeignWriter, type ForeignWriterRun } from "./foreignWriterBench";
 import {
     benchAtomicLimit,
@@ -245,6 +246,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
     tasks,
     foreign,
     dialects: printAsyncDialectsBench,
+    fleet: printFleetBench,
 };
 
 async function main(): Promise<void> {
