@@ -1,7 +1,8 @@
 // `hosts.HostEntry`: one line of a hosts file, managed by Pulumi.
 //
 // Type token: pulumi-nodejs:dynamic/hosts:HostEntry. Id: "<family>/<canonical name>" (e.g.
-// "ipv4/web.internal"), stable across in-place updates. Operations: see hostEntryProvider.ts.
+// "ipv4/web.internal"), with "@<host>:<port>" after it for an entry on another machine (`connection`);
+// stable across in-place updates. Operations: see hostEntryProvider.ts.
 
 import * as pulumi from "@pulumi/pulumi";
 import { providerShim } from "../shared/providerShim";

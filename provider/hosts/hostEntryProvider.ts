@@ -1,4 +1,6 @@
 // The HostEntry resource provider: thin glue between the engine's operations and the pure entry logic.
+// An entry with a `connection` lives on another machine: the same operations, through that machine's
+// file access (hosts/remote/), one SSH connection per machine and login.
 //
 //   check  -> checkHostEntry: validate and normalize (no I/O)
 //   diff   -> diffHostEntry: replace on file or identity, update the rest (resolves real paths only)
