@@ -79,17 +79,14 @@ export class RemoteFiles implements HostsFileAccess {
     }
 
     async lock(real: string, options: LockOptions): Promise<HeldLock> {
-        return acquireRemoteLock(await this.files(), real, this.describe(real), options);
+        return acquireRemoteLock(this.files, real, this.describe(real), options);
     }
 
     async write(real: string, data: Uint8Array, guards: WriteGuards): Promise<WriteOutcome> {
         const sftp = await this.files();
         const existing = await sftp.statIfAny(real);
         if (existing) regularOrThrow(real, existing);
-        const temporary = posix.join(
-            posix.dirname(real),
-            `.${posix.basename(real)}.${randomBytes(8).toString("hex")}.pulumi-lifecycle.remote.tmp`,
-        );
+        const temporary = this.temporaryFor(real);
         const mode = existing ? existing.mode & 0o7777 : 0o644;
         let written = false;
         try {
@@ -104,11 +101,17 @@ export class RemoteFiles implements HostsFileAccess {
             }
             written = true;
         } catch (error) {
-            await sftp.removeQuietly(temporary);
+            await this.removeQuietly(temporary);
             // A directory we may not write, or an owner we may not give: in place, as locally.
             if (existing && isPermission(error)) return this.writeInPlace(sftp, real, data, guards);
             throw error;
         }
+        // The file about to be replaced, held open: a writer that ignores locks and opened it before our
+        // rename writes into it even after, and that write would vanish with it.
+        const replaced =
+            existing && guards.unchangedSince !== undefined
+                ? await sftp.open(real, "r").catch(() => undefined)
+                : undefined;
         try {
             await this.checkUnchanged(sftp, real, guards);
             await guards.beforeCommit?.();
@@ -120,9 +123,14 @@ export class RemoteFiles implements HostsFileAccess {
                 await sftp.removeQuietly(temporary);
                 return this.writeInPlace(sftp, real, data, guards);
             }
+            if (replaced !== undefined && existing) {
+                await this.putBackWhatWasWrittenInto(sftp, replaced, real, existing, guards.unchangedSince as string);
+            }
         } catch (error) {
-            await sftp.removeQuietly(temporary);
+            await this.removeQuietly(temporary);
             throw error;
+        } finally {
+            if (replaced !== undefined) await sftp.close(real, replaced).catch(() => undefined);
         }
         return { method: "rename", signature: digestOf(Buffer.from(data)) };
     }
@@ -161,6 +169,57 @@ export class RemoteFiles implements HostsFileAccess {
         }
     }
 
+    /**
+     * After our rename: if the file we replaced (open as `replaced`, read as `readAs`) was written meanwhile
+     * by a writer that ignores locks, that write went into a file no longer there. Its content is put back
+     * in place, and FileChangedError makes the store redo its edits on it: their write is not lost to ours.
+     */
+    private async putBackWhatWasWrittenInto(
+        sftp: Sftp,
+        replaced: Buffer,
+        real: string,
+        existing: Stats,
+        readAs: string,
+    ): Promise<void> {
+        let theirs = await sftp.readThrough(real, replaced);
+        if (digestOf(theirs) === readAs) return;
+        // Let a write still going into it finish: read until two reads agree (a few times at most).
+        for (let read = 0; read < 5; read++) {
+            const again = await sftp.readThrough(real, replaced);
+            if (again.equals(theirs)) break;
+            theirs = again;
+        }
+        const temporary = this.temporaryFor(real);
+        const mode = existing.mode & 0o7777;
+        const handle = await sftp.open(temporary, "wx", mode);
+        try {
+            await sftp.writeAt(temporary, handle, theirs, 0);
+            await sftp.fsetstat(temporary, handle, { mode });
+            // Their content under our owner is better than lost.
+            await keepOwner(sftp, temporary, handle, existing).catch(() => undefined);
+            await sftp.fsync(temporary, handle);
+        } finally {
+            await sftp.close(temporary, handle);
+        }
+        await sftp.rename(temporary, real);
+        throw new FileChangedError(this.describe(real));
+    }
+
+    /** A temporary file beside `real`, named so `sweep` knows it. */
+    private temporaryFor(real: string): string {
+        return posix.join(
+            posix.dirname(real),
+            `.${posix.basename(real)}.${randomBytes(8).toString("hex")}.pulumi-lifecycle.remote.tmp`,
+        );
+    }
+
+    /** Removes a file through the live session (reconnecting when this one dropped): a failed write leaves nothing. */
+    private async removeQuietly(path: string): Promise<void> {
+        await this.files()
+            .then((sftp) => sftp.removeQuietly(path))
+            .catch(() => undefined);
+    }
+
     /** Throws FileChangedError unless the file still holds the bytes the edits were computed from. */
     private async checkUnchanged(sftp: Sftp, real: string, guards: WriteGuards): Promise<void> {
         if (guards.unchangedSince === undefined) return;
@@ -185,6 +244,11 @@ export class RemoteFiles implements HostsFileAccess {
             throw Object.assign(new Error(`${this.describe(sidecar)} exists: another in-place write is under way`), {
                 code: "EBUSY",
             });
+        }
+        // Journaled: a writer that ignores locks may have written since our check; then the file is theirs.
+        if (!(await sftp.readAll(real)).equals(previous)) {
+            await sftp.unlink(sidecar);
+            throw new FileChangedError(this.describe(real));
         }
         await overwrite(sftp, real, record.data);
         await sftp.unlink(sidecar);

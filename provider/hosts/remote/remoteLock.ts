@@ -17,9 +17,14 @@ import type { Sftp } from "./sftp";
 const FIRST_RETRY_MS = 2;
 const LONGEST_RETRY_MS = 100;
 
-/** Takes the lock on `target` (a real path on the machine of `files`); `label` names it in messages. */
+/**
+ * Takes the lock on `target` (a real path on the machine `session` reaches); `label` names it in messages.
+ * `session` answers the machine's live session, reconnecting once the connection dropped: so a batch whose
+ * connection dropped mid-write still releases its lock, rather than leave it to block the next `up` for
+ * `staleMs`.
+ */
 export async function acquireRemoteLock(
-    files: Sftp,
+    session: () => Promise<Sftp>,
     target: string,
     label: string,
     options: LockOptions,
@@ -30,13 +35,14 @@ export async function acquireRemoteLock(
     const path = posix.join(posix.dirname(target), posix.basename(lockPathFor(target)));
     let retryMs = FIRST_RETRY_MS;
     for (;;) {
+        const files = await session();
         const holder: LockHolder = {
             pid: process.pid,
             host: `${hostname()} via ssh`,
             token: randomBytes(8).toString("hex"),
             since: clock(),
         };
-        if (await createNamed(files, path, holder)) return hold(files, path, holder.token, options);
+        if (await createNamed(files, path, holder)) return hold(session, path, holder.token, options);
         const current = await readHolder(files, path);
         if (current === "gone") continue;
         const info = await files.statIfAny(path);
@@ -69,22 +75,25 @@ export async function acquireRemoteLock(
 }
 
 /** Keeps the lock refreshed until released. */
-function hold(files: Sftp, path: string, token: string, options: LockOptions): HeldLock {
+function hold(session: () => Promise<Sftp>, path: string, token: string, options: LockOptions): HeldLock {
     const clock = options.clock ?? systemClock;
     const refresh = () => {
         const seconds = Math.floor(clock() / 1000);
-        void isOurs(files, path, token)
-            .then((ours) => (ours ? files.setstat(path, { atime: seconds, mtime: seconds }) : undefined))
+        void session()
+            .then(async (files) => {
+                if (await isOurs(files, path, token)) await files.setstat(path, { atime: seconds, mtime: seconds });
+            })
             .catch(() => undefined);
     };
     const stop = (options.repeat ?? timerRepeat)(Math.max(1, Math.floor(options.staleMs / 4)), refresh);
     return {
         path,
         verify: async () => {
-            if (!(await isOurs(files, path, token))) throw new LockLostError(path);
+            if (!(await isOurs(await session(), path, token))) throw new LockLostError(path);
         },
         release: async () => {
             stop();
+            const files = await session();
             if (await isOurs(files, path, token).catch(() => false)) await files.removeQuietly(path);
         },
     };

@@ -13,11 +13,28 @@ const READ_CHUNK = 64 * 1024;
 
 /** An SFTP session's file operations, promised. */
 export class Sftp {
+    private live = true;
+
     constructor(
         private readonly sftp: SFTPWrapper,
         /** How messages name the machine. */
         private readonly machine: string,
-    ) {}
+    ) {
+        // ssh2 fails the requests under way when the channel goes, but buffers later ones forever: after
+        // that, every operation must fail at once instead of hanging.
+        sftp.once("end", () => this.markClosed());
+        sftp.once("close", () => this.markClosed());
+    }
+
+    /** Whether the session can still carry operations. */
+    get connected(): boolean {
+        return this.live;
+    }
+
+    /** The connection is gone: later operations fail with ECONNRESET. */
+    markClosed(): void {
+        this.live = false;
+    }
 
     stat(path: string): Promise<Stats> {
         return this.call(path, (done) => this.sftp.stat(path, done));
@@ -49,27 +66,30 @@ export class Sftp {
     async readAll(path: string): Promise<Buffer> {
         const handle = await this.open(path, "r");
         try {
-            const chunks: Buffer[] = [];
-            let position = 0;
-            for (;;) {
-                const chunk = Buffer.alloc(READ_CHUNK);
-                const read = await this.call<number>(path, (done) =>
-                    this.sftp.read(handle, chunk, 0, READ_CHUNK, position, (error, bytesRead) =>
-                        done(error, bytesRead),
-                    ),
-                ).catch((error: NodeJS.ErrnoException) => {
-                    // The end of the file is an EOF status, which ssh2 reports as an error without a code.
-                    if (/EOF|end of file/i.test(error.message) || (error as { code?: unknown }).code === 1) return 0;
-                    throw error;
-                });
-                if (read === 0) break;
-                chunks.push(chunk.subarray(0, read));
-                position += read;
-            }
-            return Buffer.concat(chunks);
+            return await this.readThrough(path, handle);
         } finally {
             await this.close(path, handle);
         }
+    }
+
+    /** Reads the whole file an open handle is on, from its start (the file it was opened on, even once replaced). */
+    async readThrough(path: string, handle: Buffer): Promise<Buffer> {
+        const chunks: Buffer[] = [];
+        let position = 0;
+        for (;;) {
+            const chunk = Buffer.alloc(READ_CHUNK);
+            const read = await this.call<number>(path, (done) =>
+                this.sftp.read(handle, chunk, 0, READ_CHUNK, position, (error, bytesRead) => done(error, bytesRead)),
+            ).catch((error: NodeJS.ErrnoException) => {
+                // The end of the file is an EOF status, which ssh2 reports as an error without a code.
+                if (/EOF|end of file/i.test(error.message) || (error as { code?: unknown }).code === 1) return 0;
+                throw error;
+            });
+            if (read === 0) break;
+            chunks.push(chunk.subarray(0, read));
+            position += read;
+        }
+        return Buffer.concat(chunks);
     }
 
     /** Writes `data` to a file that must not exist yet (O_EXCL), with `mode`; answers false when it exists. */
@@ -161,6 +181,10 @@ export class Sftp {
         start: (done: (error: Error | null | undefined, value?: T) => void) => void,
     ): Promise<T> {
         return new Promise<T>((resolve, reject) => {
+            if (!this.live) {
+                reject(this.translate(new Error("not connected: the SSH connection is closed"), path));
+                return;
+            }
             try {
                 start((error, value) => (error ? reject(this.translate(error, path)) : resolve(value as T)));
             } catch (error) {

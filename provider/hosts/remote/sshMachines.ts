@@ -57,6 +57,14 @@ export class SshMachines {
 
     private async sftp(key: string, connection: HostConnection, credentials: HostCredentials): Promise<Sftp> {
         let session = this.sessions.get(key);
+        if (session) {
+            const live = await session.catch(() => undefined);
+            // A failed attempt answers its error to everyone who waited for it; a dropped one is reopened.
+            if (live === undefined) return (await session).files;
+            if (live.files.connected) return live.files;
+            this.forget(key, session);
+            session = this.sessions.get(key);
+        }
         if (!session) {
             this.opened++;
             this.onOpen?.(describeMachine(connection));

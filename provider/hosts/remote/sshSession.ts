@@ -89,7 +89,9 @@ export async function openSession(connection: HostConnection, credentials: HostC
         client.on("error", () => {
             // After login, a dropped connection fails the operations under way ("lost"); nothing to add here.
         });
-        return { files: new Sftp(sftp, machine), closed, end: () => client.end() };
+        const files = new Sftp(sftp, machine);
+        void closed.then(() => files.markClosed());
+        return { files, closed, end: () => client.end() };
     } catch (error) {
         client.end();
         const failure: SshFailure = connection.privilege ? "privilege" : "protocol";
