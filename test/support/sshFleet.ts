@@ -28,6 +28,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
+import { fixture } from "./hostsFixtures";
 import { hasTool, isRoot, skipBecause } from "./system";
 
 const run = promisify(execFile);
@@ -201,18 +202,15 @@ export function machineName(index: number): string {
     return `m${String(index + 1).padStart(2, "0")}`;
 }
 
-/** A realistic Debian hosts file for machine `name`: comments, a blank line, IPv6 lines, LF endings. */
+/**
+ * A realistic Debian hosts file for machine `name`: the checked-in Debian fixture (comments, a blank
+ * line, IPv6 lines, LF endings) with the machine's own name on its 127.0.1.1 line.
+ */
 export function defaultHostsContent(name: string): string {
-    return [
-        "127.0.0.1\tlocalhost",
-        `127.0.1.1\t${name}.fleet.test\t${name}`,
-        "",
-        "# The following lines are desirable for IPv6 capable hosts",
-        "::1     localhost ip6-localhost ip6-loopback",
-        "ff02::1 ip6-allnodes",
-        "ff02::2 ip6-allrouters",
-        "",
-    ].join("\n");
+    const debian = fixture("debian").toString("utf8");
+    const own = debian.replace("bookworm.example.org\tbookworm", `${name}.fleet.test\t${name}`);
+    if (own === debian) throw new Error("the Debian hosts fixture no longer has its 127.0.1.1 bookworm line");
+    return own;
 }
 
 /**
