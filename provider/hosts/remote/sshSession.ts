@@ -3,7 +3,7 @@
 // the key the server presented. With `privilege: "sudo"`, the SFTP server runs as `sudo -n <sftpServer>`
 // on an exec channel (as `sftp -s "sudo ..."` does), so the file is written as root by a user who may.
 
-import { Client, type ConnectConfig, type SFTPWrapper } from "ssh2";
+import type { Client, ConnectConfig, SFTPWrapper } from "ssh2";
 import { messageOf } from "../../shared/text";
 import { SshConnectionError, type SshFailure } from "../errors/sshConnectionError";
 import { SshHostKeyError } from "../errors/sshHostKeyError";
@@ -31,7 +31,9 @@ export interface SshSession {
 /** Connects to the machine of `connection` and opens its SFTP session. Throws SshHostKeyError or SshConnectionError. */
 export async function openSession(connection: HostConnection, credentials: HostCredentials): Promise<SshSession> {
     const machine = describeMachine(connection);
-    const client = new Client();
+    // Loaded on first use: a program or provider that manages no remote entry never loads ssh2.
+    const { Client: SshClient } = await import("ssh2");
+    const client = new SshClient();
     let presented: Buffer | undefined;
     const pin = hostKeyPinOf(connection);
     const config: ConnectConfig = {
