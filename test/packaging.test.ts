@@ -89,14 +89,30 @@ describe("the packed package, installed by name in a fresh project", function ()
         assert.deepEqual(installScripts, []);
     });
 
-    it("installs one runtime dependency, the SigV4 signer (itself without dependencies), besides its peer @pulumi/pulumi", async () => {
+    it("installs two runtime dependencies, the SigV4 signer and the SSH client, loaded only when used, besides its peer @pulumi/pulumi", async () => {
         const manifest = JSON.parse(
             await readFile(join(app, "node_modules", "pulumi-lifecycle", "package.json"), "utf8"),
         );
-        assert.deepEqual(Object.keys(manifest.dependencies), ["aws4"]);
+        assert.deepEqual(Object.keys(manifest.dependencies), ["aws4", "ssh2"]);
         const signer = JSON.parse(await readFile(join(app, "node_modules", "aws4", "package.json"), "utf8"));
         assert.equal(signer.dependencies, undefined, "aws4 brings nothing else");
+        const ssh = JSON.parse(await readFile(join(app, "node_modules", "ssh2", "package.json"), "utf8"));
+        assert.deepEqual(
+            Object.keys(ssh.dependencies).sort(),
+            ["asn1", "bcrypt-pbkdf"],
+            "ssh2 brings two small modules",
+        );
         assert.deepEqual(Object.keys(manifest.peerDependencies), ["@pulumi/pulumi"]);
+        // Loading the package loads neither: a program without AWS Cloud Control or remote entries never does.
+        const loaded = await run(
+            process.execPath,
+            [
+                "-e",
+                "require('pulumi-lifecycle'); console.log(Object.keys(require.cache).filter((m) => /node_modules.(aws4|ssh2)./.test(m)).length)",
+            ],
+            { cwd: app },
+        );
+        assert.equal(loaded.stdout.trim(), "0");
     });
 
     it("loads the task API server only from its own entry point, never with the package", async () => {
@@ -175,7 +191,9 @@ describe("the packed package, installed by name in a fresh project", function ()
             join(packageHome, "@pulumi", "pulumi"),
             "junction",
         );
-        await symlink(join(app, "node_modules", "aws4"), join(packageHome, "aws4"), "junction");
+        for (const dependency of ["aws4", "ssh2"]) {
+            await symlink(join(app, "node_modules", dependency), join(packageHome, dependency), "junction");
+        }
         await mkdir(join(pnpmApp, "node_modules", "@pulumi"));
         await symlink(
             join(packageHome, "pulumi-lifecycle"),

@@ -28,7 +28,10 @@ const run = promisify(execFile);
  * brings protobufjs (through @grpc/proto-loader), whose postinstall only checks its own CLI's
  * dependencies, so it is denied. Yarn classic needs nothing.
  */
-const EXTRA_FILES = { pnpm: { "pnpm-workspace.yaml": "allowBuilds:\n  protobufjs: false\n" }, yarn: {} };
+const EXTRA_FILES = {
+    pnpm: { "pnpm-workspace.yaml": "allowBuilds:\n  protobufjs: false\n  ssh2: false\n  cpu-features: false\n" },
+    yarn: {},
+};
 
 describe("compatibility: pnpm and yarn classic (Node.js 24, @pulumi/pulumi as developed against)", function () {
     this.timeout(300_000);
