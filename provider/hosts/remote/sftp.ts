@@ -88,6 +88,9 @@ export class Sftp {
             if (read === 0) break;
             chunks.push(chunk.subarray(0, read));
             position += read;
+            // A regular file reads whole up to its end (SFTP draft 02, 6.4), and ssh2 splits what exceeds the
+            // server's limit itself: a short read is the end, and asking again would only cost a round trip.
+            if (read < READ_CHUNK) break;
         }
         return Buffer.concat(chunks);
     }
