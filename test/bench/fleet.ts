@@ -29,6 +29,7 @@ import { assertOk, CliProject, type ResourceSpec } from "../support/cliProject";
 import { makeTempDir, REPO_ROOT, type TempDir } from "../support/projects";
 import { pulumiCli } from "../support/pulumiCli";
 import { defaultHostsContent, type Fleet, type FleetMachine, fleetUnavailable, startFleet } from "../support/sshFleet";
+import { inFlight } from "./hostsBench";
 import { machineLine, table } from "./machine";
 
 const run = promisify(execFile);
@@ -159,14 +160,9 @@ async function assertFleetHolds(fleet: Fleet, entries: Entry[], what: string): P
 }
 
 /** Runs `work(i)` for i < n, `parallel` at a time (as the engine schedules); resolves with the wall time in seconds. */
-async function inFlight(n: number, parallel: number, work: (i: number) => Promise<unknown>): Promise<number> {
-    let next = 0;
-    const started = performance.now();
-    const worker = async () => {
-        for (let i = next++; i < n; i = next++) await work(i);
-    };
-    await Promise.all(Array.from({ length: parallel }, worker));
-    return (performance.now() - started) / 1000;
+/** `inFlight` with the parallelism first, so the work reads last. */
+function inFlightAt(parallel: number, n: number, work: (i: number) => Promise<unknown>): Promise<number> {
+    return inFlight(n, work, parallel);
 }
 
 async function timed(work: () => Promise<unknown>): Promise<number> {
@@ -253,7 +249,7 @@ async function benchProvider(
     const creating = providerProcess();
     let createSeconds: number;
     try {
-        createSeconds = await inFlight(entries.length, ENGINE_PARALLEL, async (i) => {
+        createSeconds = await inFlightAt(ENGINE_PARALLEL, entries.length, async (i) => {
             const entry = entries[i] as Entry;
             const news = inputsOf(entry, fleet, fileOf(entry));
             const { inputs, failures } = await creating.provider.check({} as HostEntryInputs, news);
@@ -268,7 +264,7 @@ async function benchProvider(
     const reading = providerProcess();
     let refreshSeconds: number;
     try {
-        refreshSeconds = await inFlight(entries.length, ENGINE_PARALLEL, async (i) => {
+        refreshSeconds = await inFlightAt(ENGINE_PARALLEL, entries.length, async (i) => {
             const created = outs[i] as Created;
             const read = await reading.provider.read(created.id, created.outs);
             if (read.id !== created.id || read.props?.address !== (entries[i] as Entry).address) {
@@ -438,11 +434,11 @@ async function peer(fleet: Fleet, entries: Entry[], temp: TempDir): Promise<Meas
         commands++;
         return (await run("ssh", sshArgs(fleet, entry.machine, knownHosts, command))).stdout;
     };
-    const createSeconds = await inFlight(entries.length, ENGINE_PARALLEL, (i) =>
+    const createSeconds = await inFlightAt(ENGINE_PARALLEL, entries.length, (i) =>
         ssh(entries[i] as Entry, createCommand(entries[i] as Entry)),
     );
     await assertFleetHolds(fleet, entries, "the peer");
-    const refreshSeconds = await inFlight(entries.length, ENGINE_PARALLEL, async (i) => {
+    const refreshSeconds = await inFlightAt(ENGINE_PARALLEL, entries.length, async (i) => {
         const entry = entries[i] as Entry;
         const line = await ssh(entry, readCommand(entry));
         if (line !== entry.line) throw new Error(`the peer read ${JSON.stringify(line)} for ${entry.name}`);

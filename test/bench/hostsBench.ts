@@ -28,13 +28,17 @@ export interface HostsRun {
 }
 
 /** Runs `work(i)` for i < n, IN_FLIGHT at a time; resolves with the wall time in seconds. */
-async function inFlight(n: number, work: (i: number) => Promise<unknown>): Promise<number> {
+export async function inFlight(
+    n: number,
+    work: (i: number) => Promise<unknown>,
+    parallel: number = IN_FLIGHT,
+): Promise<number> {
     let next = 0;
     const started = performance.now();
     const worker = async () => {
         for (let i = next++; i < n; i = next++) await work(i);
     };
-    await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+    await Promise.all(Array.from({ length: parallel }, worker));
     return (performance.now() - started) / 1000;
 }
 
