@@ -6,6 +6,7 @@
 //
 // Environment:
 //   PULUMI_LIFECYCLE_LOCK_TIMEOUT_MS  longest wait for another process's lock on a hosts file (30000)
+//   PULUMI_LIFECYCLE_SSH_KEEPALIVE_MS how often an idle SSH connection is probed (15000; 3 misses drop it)
 //   PULUMI_LIFECYCLE_TRACE            a file to which every hosts-file write, and every SSH connection
 //                                     opened, appends one JSON line
 //   TASK_API_URL, TASK_API_TOKEN      the task API, when stack config does not set them (see tasks/)
@@ -47,8 +48,10 @@ function create(kind: ProviderKind): dynamic.ResourceProvider {
         case "hosts:HostEntry": {
             const journal = new CreateJournal();
             const trace = process.env.PULUMI_LIFECYCLE_TRACE;
+            const keepalive = Number(process.env.PULUMI_LIFECYCLE_SSH_KEEPALIVE_MS);
             const machines = new SshMachines(
                 trace ? (machine) => appendFileSync(trace, `${JSON.stringify({ sshConnect: machine })}\n`) : undefined,
+                Number.isFinite(keepalive) && keepalive > 0 ? keepalive : undefined,
             );
             return new HostEntryProvider(hostsFileStore(process.env, journal), journal, (connection, credentials) =>
                 machines.filesOn(connection, credentials),

@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { describeMachine, type HostConnection, type HostCredentials, sessionKey } from "../logic/connection";
 import { RemoteFiles } from "./remoteFiles";
 import type { Sftp } from "./sftp";
-import { openSession, type SshSession } from "./sshSession";
+import { DEFAULT_KEEPALIVE_MS, openSession, type SshSession } from "./sshSession";
 
 /** Counts, for the benchmark and tests: connections opened per machine. */
 export interface SshMachinesStats {
@@ -20,8 +20,14 @@ export class SshMachines {
     private readonly access = new Map<string, RemoteFiles>();
     private opened = 0;
 
-    /** @param onOpen told of each connection opened, `user@host:port` (PULUMI_LIFECYCLE_TRACE records it) */
-    constructor(private readonly onOpen?: (machine: string) => void) {}
+    /**
+     * @param onOpen told of each connection opened, `user@host:port` (PULUMI_LIFECYCLE_TRACE records it)
+     * @param keepaliveMs how often an idle connection is probed (3 unanswered probes drop it)
+     */
+    constructor(
+        private readonly onOpen?: (machine: string) => void,
+        private readonly keepaliveMs: number = DEFAULT_KEEPALIVE_MS,
+    ) {}
 
     /** The hosts files of the machine `connection` reaches (the same object for the same machine and login). */
     filesOn(connection: HostConnection, credentials: HostCredentials): RemoteFiles {
@@ -68,7 +74,7 @@ export class SshMachines {
         if (!session) {
             this.opened++;
             this.onOpen?.(describeMachine(connection));
-            session = openSession(connection, credentials);
+            session = openSession(connection, credentials, this.keepaliveMs);
             this.sessions.set(key, session);
             session.then(
                 (live) => void live.closed.then(() => this.forget(key, session)),

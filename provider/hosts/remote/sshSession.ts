@@ -19,6 +19,9 @@ import { Sftp } from "./sftp";
 
 /** How long a connection may take to be ready (TCP, key exchange, login) before it counts as unreachable. */
 const READY_TIMEOUT_MS = 20_000;
+/** How often an idle connection is probed; after 3 probes unanswered it counts as dropped. */
+export const DEFAULT_KEEPALIVE_MS = 15_000;
+const KEEPALIVE_COUNT_MAX = 3;
 
 /** A live connection and its SFTP session. */
 export interface SshSession {
@@ -29,7 +32,11 @@ export interface SshSession {
 }
 
 /** Connects to the machine of `connection` and opens its SFTP session. Throws SshHostKeyError or SshConnectionError. */
-export async function openSession(connection: HostConnection, credentials: HostCredentials): Promise<SshSession> {
+export async function openSession(
+    connection: HostConnection,
+    credentials: HostCredentials,
+    keepaliveMs: number = DEFAULT_KEEPALIVE_MS,
+): Promise<SshSession> {
     const machine = describeMachine(connection);
     // Loaded on first use: a program or provider that manages no remote entry never loads ssh2.
     const { Client: SshClient } = await import("ssh2");
@@ -41,6 +48,10 @@ export async function openSession(connection: HostConnection, credentials: HostC
         port: connection.port,
         username: connection.user,
         readyTimeout: READY_TIMEOUT_MS,
+        // A machine that stops answering mid-operation (hung, or cut off without a reset) would hold the
+        // operation, and its lock, forever: unanswered probes close the connection, failing what waits.
+        keepaliveInterval: keepaliveMs,
+        keepaliveCountMax: KEEPALIVE_COUNT_MAX,
         hostVerifier: (key: Buffer) => {
             presented = key;
             return pin !== undefined && fingerprintOf(key) === pin.fingerprint;
