@@ -2,4 +2,6 @@
 
 export * as hosts from "./hosts";
 export { LifecycleError } from "./shared/errors/lifecycleError";
+export { NewerStateError } from "./shared/errors/newerStateError";
+export { UnknownResourceKindError } from "./shared/errors/unknownResourceKindError";
 export * as tasks from "./tasks";

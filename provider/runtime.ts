@@ -18,6 +18,7 @@ import { CreateJournal } from "./hosts/io/createJournal";
 import { HostsFileStore, type WriteEvent } from "./hosts/io/hostsFileStore";
 import { SshMachines } from "./hosts/remote/sshMachines";
 import { exitWhenEngineGone } from "./shared/engineWatch";
+import { UnknownResourceKindError } from "./shared/errors/unknownResourceKindError";
 import type { ProviderKind } from "./shared/forwardingProvider";
 import { AsyncResourceProvider } from "./tasks/asyncResourceProvider";
 import { taskApiSettingsIn } from "./tasks/client/stackConfigFiles";
@@ -62,7 +63,7 @@ function create(kind: ProviderKind): dynamic.ResourceProvider {
         case "tasks:AsyncResource":
             return new AsyncResourceProvider(taskContext(), process.env);
         default:
-            throw new Error(`pulumi-lifecycle has no provider for ${JSON.stringify(kind)}; upgrade the package`);
+            throw new UnknownResourceKindError(kind);
     }
 }
 

@@ -17,6 +17,7 @@ import { osHostsFile } from "../hosts/logic/defaultFile";
 import type { HostsDocument } from "../hosts/logic/hostsDocument";
 import { type ImportedConnection, planImport, renderImportProgram } from "../hosts/logic/importer";
 import { addEntriesToState, type Deployment, type StateImport } from "../hosts/logic/importState";
+import { codeOf } from "../shared/files/errno";
 import { type ProviderKind, providerShim } from "../shared/providerShim";
 import { messageOf, quote, shellQuote } from "../shared/text";
 import { CliError } from "./cliError";
@@ -185,7 +186,7 @@ async function emit(program: string, out: string | undefined, io: CliIo): Promis
     try {
         await writeFile(out, program, { flag: "wx" });
     } catch (error) {
-        const exists = (error as NodeJS.ErrnoException).code === "EEXIST";
+        const exists = codeOf(error) === "EEXIST";
         throw new CliError(
             exists
                 ? `--out ${out} exists; choose another file or remove it (nothing was imported).`

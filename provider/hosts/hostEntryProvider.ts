@@ -20,6 +20,7 @@ import { driftedInputs, keepingVersion, readAnswer, stamped, stateVersionOf } fr
 import { isUnknown } from "../shared/unknown";
 import { EntryMachineError } from "./errors/entryMachineError";
 import { EntryNotFoundError } from "./errors/entryNotFoundError";
+import { HostEntryIdError } from "./errors/hostEntryIdError";
 import type { CreateJournal } from "./io/createJournal";
 import type { HostsFileAccess } from "./io/hostsFileAccess";
 import { type HostsFileLocation, type HostsFileStore, journalKey } from "./io/hostsFileStore";
@@ -241,12 +242,6 @@ function outputsOf(inputs: HostEntryInputs, line: number): HostEntryOutputs {
 
 function identityFromId(id: string): EntryIdentity & { machine?: string } {
     const identity = parseId(id);
-    if (!identity) {
-        throw new Error(
-            `${JSON.stringify(id)} is not a HostEntry id: ids are "<family>/<canonical name>", ` +
-                'for example "ipv4/web.internal" or "ipv6/web.internal", with "@<host>:<port>" after it ' +
-                'for an entry on another machine ("ipv4/web.internal@10.0.0.5:22")',
-        );
-    }
+    if (!identity) throw new HostEntryIdError(id);
     return identity;
 }

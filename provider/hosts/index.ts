@@ -6,6 +6,7 @@ export { EntryConflictError } from "./errors/entryConflictError";
 export { EntryMachineError } from "./errors/entryMachineError";
 export { EntryMissingError } from "./errors/entryMissingError";
 export { EntryNotFoundError } from "./errors/entryNotFoundError";
+export { HostEntryIdError } from "./errors/hostEntryIdError";
 export { HostsFileError } from "./errors/hostsFileError";
 export { HostsFileNotFoundError } from "./errors/hostsFileNotFoundError";
 export { SshConnectionError, type SshFailure } from "./errors/sshConnectionError";

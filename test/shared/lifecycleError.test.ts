@@ -27,8 +27,18 @@ describe("the errors the package exports", () => {
         });
     }
 
-    it("exports LifecycleError itself, and no server code from tasks", () => {
+    it("exports LifecycleError itself, the version errors beside it, and no server code from tasks", () => {
         assert.equal(lifecycle.LifecycleError, LifecycleError);
+        const topLevel = exportedErrorClasses(lifecycle as unknown as Record<string, unknown>).filter(
+            ([name]) => name !== "LifecycleError",
+        );
+        assert.deepEqual(topLevel.map(([name]) => name).sort(), ["NewerStateError", "UnknownResourceKindError"]);
+        for (const [name, value] of topLevel) {
+            assert.ok(
+                (value as { prototype: unknown }).prototype instanceof LifecycleError,
+                `${name} extends LifecycleError`,
+            );
+        }
         assert.ok(!("startTaskApiServer" in lifecycle.tasks));
     });
 });

@@ -11,6 +11,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { posix } from "node:path";
 import type { Stats } from "ssh2";
 import type { WriteGuards, WriteOutcome } from "../../shared/files/atomicWrite";
+import { codeOf } from "../../shared/files/errno";
 import { FileChangedError } from "../../shared/files/fileChangedError";
 import type { HeldLock, LockOptions } from "../../shared/files/fileLock";
 import { sidecarPathFor } from "../../shared/files/inPlaceSidecar";
@@ -54,7 +55,7 @@ export class RemoteFiles implements HostsFileAccess {
             try {
                 return await sftp.realpath(path);
             } catch (error) {
-                if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+                if (codeOf(error) !== "ENOENT") throw error;
             }
             // A dangling symlink: its target is the file (created by the first write), not the link.
             const info = await sftp.lstat(path).catch(() => undefined);
@@ -295,7 +296,7 @@ function regularOrThrow(path: string, info: Stats): void {
 }
 
 function isPermission(error: unknown): boolean {
-    const code = (error as NodeJS.ErrnoException).code;
+    const code = codeOf(error);
     return code === "EACCES" || code === "EPERM";
 }
 

@@ -8,6 +8,7 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { posix } from "node:path";
+import { codeOf } from "../../shared/files/errno";
 import { type HeldLock, type LockHolder, type LockOptions, lockPathFor } from "../../shared/files/fileLock";
 import { LockLostError } from "../../shared/files/lockLostError";
 import { LockTimeoutError } from "../../shared/files/lockTimeoutError";
@@ -118,7 +119,7 @@ async function createNamed(files: Sftp, path: string, holder: LockHolder): Promi
         return true;
     } catch (error) {
         if ((await files.statIfAny(path)) !== undefined) return false;
-        if ((error as NodeJS.ErrnoException).code !== "ENOTSUP") throw error;
+        if (codeOf(error) !== "ENOTSUP") throw error;
         return await files.createExclusive(path, content, 0o644, false);
     } finally {
         await files.removeQuietly(temporary);
@@ -131,7 +132,7 @@ async function readHolder(files: Sftp, path: string): Promise<LockHolder | undef
     try {
         text = (await files.readAll(path)).toString("utf8");
     } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "ENOENT") return "gone";
+        if (codeOf(error) === "ENOENT") return "gone";
         throw error;
     }
     try {

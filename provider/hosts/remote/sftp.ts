@@ -4,6 +4,7 @@
 // must be told apart (a name that exists), the caller asks again with a stat.
 
 import type { InputAttributes, SFTPWrapper, Stats } from "ssh2";
+import { codeOf } from "../../shared/files/errno";
 
 /** SFTP status codes (draft-ietf-secsh-filexfer-02, section 7). */
 const NO_SUCH_FILE = 2;
@@ -49,7 +50,7 @@ export class Sftp {
         try {
             return await this.stat(path);
         } catch (error) {
-            if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+            if (codeOf(error) === "ENOENT") return undefined;
             throw error;
         }
     }

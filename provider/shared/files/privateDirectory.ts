@@ -7,6 +7,7 @@
 import { lstatSync, mkdirSync, type Stats } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { codeOf } from "./errno";
 
 /** This user's private directory; created when missing, refused when not private. */
 export function privateDirectory(): string {
@@ -14,7 +15,7 @@ export function privateDirectory(): string {
     try {
         mkdirSync(directory, { mode: 0o700 });
     } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+        if (codeOf(error) !== "EEXIST") throw error;
     }
     return checked(directory, lstatSync(directory));
 }
@@ -29,7 +30,7 @@ export function existingPrivateDirectory(): string | undefined {
     try {
         info = lstatSync(directory);
     } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+        if (codeOf(error) === "ENOENT") return undefined;
         throw error;
     }
     return checked(directory, info);

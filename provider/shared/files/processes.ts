@@ -2,6 +2,7 @@
 
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
+import { codeOf } from "./errno";
 
 /**
  * Whether a process with this pid exists on this machine. EPERM means it exists but belongs to another
@@ -13,7 +14,7 @@ export function isProcessAlive(pid: number): boolean {
         process.kill(pid, 0);
         return true;
     } catch (error) {
-        return (error as NodeJS.ErrnoException).code === "EPERM";
+        return codeOf(error) === "EPERM";
     }
 }
 
