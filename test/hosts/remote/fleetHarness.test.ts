@@ -60,6 +60,10 @@ async function login(port: number, credentials: Login): Promise<Session> {
         throw error;
     }
     assert.ok(hostKey, "ssh2 called no hostVerifier");
+    // After login, a server the test (or fleet.stop) kills resets the socket; ssh2 then emits `error`,
+    // which without a listener is an uncaught exception that fails whatever runs next (seen in CI under
+    // load: an ended client whose close had not finished when the `after` hook stopped the fleet).
+    client.on("error", () => undefined);
     return { client, hostKey };
 }
 
@@ -347,7 +351,9 @@ describe("the sshd fleet harness at the issue's scale", () => {
                     user: "root",
                     privateKey: (fleet as Fleet).privateKey,
                 });
+                const closed = once(client, "close");
                 client.end();
+                await closed;
                 assert.equal(fingerprintOf(hostKey), machine.hostKeyFingerprint, machine.name);
                 return fingerprintOf(hostKey);
             }),
