@@ -27,6 +27,10 @@ export function growInPlace(fd: number, target: string, sidecar: string, record:
             writeAll(fd, data.subarray(0, previous.length), 0);
             fsyncSync(fd);
             at = previous.length;
+            // A tool that rewrites the file in place (O_TRUNC, then its write: hostile, Docker) may have
+            // run during the flush; the rest, which can start mid-line, would land after its content as
+            // a torn line. Checked again after the append, this only narrows that window to microseconds.
+            if (!readAll(fd).subarray(0, at).equals(data.subarray(0, at))) return false;
         }
         appendTo(target, data.subarray(at));
         current = readAll(fd);

@@ -21,6 +21,7 @@ const fs: typeof import("node:fs") = require("node:fs");
 
 const BASE = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost\n";
 const FOREIGN = "10.250.0.97\tforeign-a0-97.test";
+const REWRITER = "10.251.0.7\tforeign-r0-7.test";
 /** Entries from 200 on have a longer line than the foreign one: written whole at 0, they would hide it. */
 const entry = (n: number) => ({
     address: `10.3.0.${n}`,
@@ -130,6 +131,38 @@ describe("a batch that grows a file written in place while a tool appends withou
             assert.equal(readFileSync(file, "latin1"), `${BASE}${lineOf(49)}\n${lineOf(150)}\n${FOREIGN}\n`);
         });
     }
+
+    it("leaves no torn line when a tool rewrites the file in place (O_TRUNC, then write) while the batch flushes its in-place part", async () => {
+        // Found by the multi-writer suite in CI (seed 14, under load): a torn ".test" fragment. The rest
+        // of the batch, which starts mid-line (line 150 is 2 bytes longer than line 48), was appended
+        // after the tool's content: the tool had run during the flush between the two parts.
+        await create(48);
+        await create(49);
+        const rewritten = `${readFileSync(file, "latin1")}${REWRITER}\n`;
+        const { dev, ino } = statSync(file);
+        let rewrites = 0;
+        fs.fsyncSync = (fd: number) => {
+            fsyncSync(fd);
+            const info = fstatSync(fd);
+            if (rewrites > 0 || info.dev !== dev || info.ino !== ino) return;
+            rewrites++;
+            // The tool read the file before the batch began, and writes back what it read plus its line.
+            const run = spawnSync("sh", ["-c", 'printf "%s" "$1" > "$2"', "sh", rewritten, file]);
+            assert.equal(run.status, 0, `the foreign rewrite failed: ${run.stderr}`);
+        };
+        try {
+            await store.edit(file, (doc) => {
+                deleteEntry(doc, identityOf(entry(48)));
+                createEntry(doc, entry(150), { adopt: false, file });
+                return () => undefined;
+            });
+        } finally {
+            fs.fsyncSync = fsyncSync;
+        }
+        assert.equal(rewrites, 1, "the foreign rewrite ran inside the store's write");
+        // The batch was redone on the tool's content: every line whole, the tool's kept.
+        assert.equal(readFileSync(file, "latin1"), `${BASE}${lineOf(49)}\n${REWRITER}\n${lineOf(150)}\n`);
+    });
 
     it("keeps a line appended as it writes in place when the batch grows the file by more than that line's length", async () => {
         await create(48);
