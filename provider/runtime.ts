@@ -1,5 +1,6 @@
 // The package as the provider process sees it, and its composition root: `__provider` (see
-// shared/providerShim.ts) loads this module by name and asks it for the provider of a resource kind.
+// shared/forwardingProvider.ts) loads this module by name and asks it for the provider of a resource
+// kind. RESOURCE_KINDS is the one registry of the kinds there are.
 // Here the providers get what they work through: the hosts-file store, and the task API client built
 // from the configured settings. One provider per kind per process, so all the operations the engine
 // runs at once share one store and its write coalescing, and one client.
@@ -19,7 +20,6 @@ import { HostsFileStore, type WriteEvent } from "./hosts/io/hostsFileStore";
 import { SshMachines } from "./hosts/remote/sshMachines";
 import { exitWhenEngineGone } from "./shared/engineWatch";
 import { UnknownResourceKindError } from "./shared/errors/unknownResourceKindError";
-import type { ProviderKind } from "./shared/forwardingProvider";
 import { AsyncResourceProvider } from "./tasks/asyncResourceProvider";
 import { taskApiSettingsIn } from "./tasks/client/stackConfigFiles";
 import { TaskApiClient } from "./tasks/client/taskApiClient";
@@ -30,41 +30,46 @@ import { processContext, type TaskProcessContext } from "./tasks/processContext"
 const DEFAULT_LOCK_TIMEOUT_MS = 30_000;
 const STALE_LOCK_MS = 60_000;
 
-const providers = new Map<ProviderKind, dynamic.ResourceProvider>();
+/** Every resource kind of the package, by the name its shim forwards, and how its provider is built. */
+const RESOURCE_KINDS = {
+    "hosts:HostEntry": hostEntryProvider,
+    "tasks:Datastore": () => datastoreProvider(taskContext(), process.env),
+    "tasks:AsyncResource": () => new AsyncResourceProvider(taskContext(), process.env),
+} satisfies Record<string, () => dynamic.ResourceProvider>;
 
-/** The provider serving `kind` in this process. */
-export function providerFor(kind: ProviderKind): dynamic.ResourceProvider {
+/** A resource kind this version of the package serves. */
+export type ResourceKind = keyof typeof RESOURCE_KINDS;
+
+const providers = new Map<string, dynamic.ResourceProvider>();
+
+/**
+ * The provider serving `kind` in this process; a kind this version does not know (state written by a
+ * newer package) fails with UnknownResourceKindError.
+ */
+export function providerFor(kind: string): dynamic.ResourceProvider {
     let provider = providers.get(kind);
     if (!provider) {
+        if (!Object.hasOwn(RESOURCE_KINDS, kind)) throw new UnknownResourceKindError(kind);
         // The engine starts the provider process with its own address as the first argument.
         exitWhenEngineGone(process.argv[2]);
-        provider = create(kind);
+        provider = RESOURCE_KINDS[kind as ResourceKind]();
         providers.set(kind, provider);
     }
     return provider;
 }
 
-function create(kind: ProviderKind): dynamic.ResourceProvider {
-    switch (kind) {
-        case "hosts:HostEntry": {
-            const journal = new CreateJournal();
-            const trace = process.env.PULUMI_LIFECYCLE_TRACE;
-            const keepalive = Number(process.env.PULUMI_LIFECYCLE_SSH_KEEPALIVE_MS);
-            const machines = new SshMachines(
-                trace ? (machine) => appendFileSync(trace, `${JSON.stringify({ sshConnect: machine })}\n`) : undefined,
-                Number.isFinite(keepalive) && keepalive > 0 ? keepalive : undefined,
-            );
-            return new HostEntryProvider(hostsFileStore(process.env, journal), journal, (connection, credentials) =>
-                machines.filesOn(connection, credentials),
-            );
-        }
-        case "tasks:Datastore":
-            return datastoreProvider(taskContext(), process.env);
-        case "tasks:AsyncResource":
-            return new AsyncResourceProvider(taskContext(), process.env);
-        default:
-            throw new UnknownResourceKindError(kind);
-    }
+/** The HostEntry provider: one store of local files, one SSH session per machine. */
+function hostEntryProvider(): dynamic.ResourceProvider {
+    const journal = new CreateJournal();
+    const trace = process.env.PULUMI_LIFECYCLE_TRACE;
+    const keepalive = Number(process.env.PULUMI_LIFECYCLE_SSH_KEEPALIVE_MS);
+    const machines = new SshMachines(
+        trace ? (machine) => appendFileSync(trace, `${JSON.stringify({ sshConnect: machine })}\n`) : undefined,
+        Number.isFinite(keepalive) && keepalive > 0 ? keepalive : undefined,
+    );
+    return new HostEntryProvider(hostsFileStore(process.env, journal), journal, (connection, credentials) =>
+        machines.filesOn(connection, credentials),
+    );
 }
 
 let sharedTaskContext: TaskProcessContext | undefined;

@@ -1,7 +1,11 @@
 // Guards the layout of provider/: no import cycles (type-only imports aside, which vanish at run time),
-// and layers that only import downward: logic/ never reaches I/O or the HTTP client, errors/ and
-// protocol/ reach nothing above them, the client never reaches logic/ or io/, a folder never reaches up
-// into its resource's provider or resource class, and only the command line loads the task API server.
+// and dependencies that only point down. Across folders: shared/ imports nothing above it; a feature
+// (any other folder but cli/, found on disk, so a new one is covered) imports only itself and shared/,
+// except that the task API server may use the API's wire contract (tasks/protocol/); only the composition
+// root (runtime.ts, index.ts) and the command line (cli/) import features. Within a feature, layers only
+// import downward: logic/ never reaches I/O or the HTTP client, errors/ and protocol/ reach nothing above
+// them, the client never reaches logic/ or io/, and a folder never reaches up into its resource's provider
+// or resource class.
 
 import { strict as assert } from "node:assert";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -34,6 +38,27 @@ function importGraph(): Map<string, string[]> {
         graph.set(relative(PROVIDER, file), imports);
     }
     return graph;
+}
+
+/** The folders of provider/ that hold a feature: every folder but shared/ (below all) and cli/ (above all). */
+const FEATURES = readdirSync(PROVIDER, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && entry.name !== "shared" && entry.name !== "cli")
+    .map((entry) => entry.name);
+
+/** The top folder of a module ("shared", a feature, "cli"), or "" for the composition root's files. */
+function folderOf(module: string): string {
+    return module.includes("/") ? (module.split("/")[0] as string) : "";
+}
+
+/** Why `module` may not import `target` across folders, or undefined when it may. */
+function crossFolderViolation(module: string, target: string): string | undefined {
+    const [from, to] = [folderOf(module), folderOf(target)];
+    if (from === to || to === "shared") return undefined;
+    if (from === "shared") return "shared/ imports nothing above it";
+    if (from === "taskApiServer" && target.startsWith("tasks/protocol/")) return undefined;
+    if (FEATURES.includes(from)) return `a feature imports only itself and shared/ (${from}/ -> ${to || "the root"})`;
+    if (from === "cli" && to === "") return "the command line does not import the composition root";
+    return undefined;
 }
 
 function layerOf(module: string): string {
@@ -73,7 +98,11 @@ describe("the layout of provider/", () => {
             for (const target of imports) {
                 const to = layerOf(target);
                 const intoResourceTop =
-                    from !== "top" && to === "top" && /^(hosts|tasks)\//.test(target) && !/[sS]chema\.ts$/.test(target);
+                    from !== "top" &&
+                    to === "top" &&
+                    FEATURES.includes(folderOf(target)) &&
+                    folderOf(target) !== "taskApiServer" &&
+                    !/[sS]chema\.ts$/.test(target);
                 if (forbidden[from]?.includes(to) || intoResourceTop) violations.push(`${module} -> ${target}`);
                 if (target.startsWith("taskApiServer/") && !/^(taskApiServer|cli)\//.test(module)) {
                     violations.push(
@@ -85,7 +114,41 @@ describe("the layout of provider/", () => {
         assert.deepEqual(violations, []);
     });
 
-    it("sees the layers it checks (the check is not vacuous)", () => {
+    it("points every dependency across folders down: shared/ below the features, features apart, the root above", () => {
+        const violations: string[] = [];
+        for (const [module, imports] of graph) {
+            for (const target of imports) {
+                const why = crossFolderViolation(module, target);
+                if (why) violations.push(`${module} -> ${target}: ${why}`);
+            }
+        }
+        assert.deepEqual(violations, []);
+    });
+
+    it("keeps the task API server's own code (the filter parser and its error) out of the provider process", () => {
+        const loaded = new Set<string>();
+        const visit = (module: string) => {
+            if (loaded.has(module)) return;
+            loaded.add(module);
+            for (const next of graph.get(module) ?? []) visit(next);
+        };
+        visit("runtime.ts");
+        visit("index.ts");
+        assert.deepEqual(
+            [...loaded].filter((module) => module.startsWith("taskApiServer/")),
+            [],
+        );
+        assert.ok(loaded.has("tasks/protocol/filter.ts"), "the client still formats filters");
+    });
+
+    it("sees the layers and folders it checks (the check is not vacuous)", () => {
+        assert.deepEqual(FEATURES.sort(), ["hosts", "taskApiServer", "tasks"]);
+        assert.equal(
+            crossFolderViolation("shared/text.ts", "hosts/logic/entries.ts"),
+            "shared/ imports nothing above it",
+        );
+        assert.match(crossFolderViolation("hosts/logic/entries.ts", "tasks/logic/asyncState.ts") ?? "", /a feature/);
+        assert.match(crossFolderViolation("taskApiServer/requests.ts", "tasks/io/asyncCreates.ts") ?? "", /a feature/);
         const layers = new Set([...graph.keys()].map(layerOf));
         for (const layer of ["logic", "io", "errors", "client", "protocol"]) assert.ok(layers.has(layer), layer);
     });

@@ -2,6 +2,8 @@
 // `adopt: true` and `protect: true`, since the engine cannot import dynamic resources. Only arguments and I/O live here;
 // which lines become declarations, and how they are written, is hosts/importer.ts.
 
+import hostEntryShim = require("../hosts/hostEntryShim");
+
 import { readFile, rm, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { parseArgs } from "node:util";
@@ -18,7 +20,7 @@ import type { HostsDocument } from "../hosts/logic/hostsDocument";
 import { type ImportedConnection, planImport, renderImportProgram } from "../hosts/logic/importer";
 import { addEntriesToState, type Deployment, type StateImport } from "../hosts/logic/importState";
 import { codeOf } from "../shared/files/errno";
-import { type ProviderKind, providerShim } from "../shared/providerShim";
+import { serializedFunction } from "../shared/sdkInternals";
 import { messageOf, quote, shellQuote } from "../shared/text";
 import { CliError } from "./cliError";
 import type { CliIo, Command } from "./command";
@@ -134,7 +136,7 @@ async function runHostsImport(args: readonly string[], io: CliIo): Promise<numbe
     const reference = options.stack;
     const project = await projectName(place.cwd);
     const stackName = stackNameIn(reference, project, place.cwd);
-    const providerCode = await serializedShim("hosts:HostEntry");
+    const providerCode = await serializedShim();
     const compute = (deployment: Deployment) =>
         addEntriesToState(deployment, plan, { project, stack: stackName, providerCode, protect: options.protect });
     const additions = ({ added }: StateImport) =>
@@ -197,10 +199,9 @@ async function emit(program: string, out: string | undefined, io: CliIo): Promis
 }
 
 /** The `__provider` text a HostEntry stores, serialized by the SDK as a program does. */
-async function serializedShim(kind: ProviderKind): Promise<string> {
-    const { serializeFunction } = await import("@pulumi/pulumi/runtime/closure/serializeClosure");
-    const provider = providerShim(kind);
-    return (await serializeFunction(() => provider, { allowSecrets: true })).text;
+async function serializedShim(): Promise<string> {
+    const provider = hostEntryShim;
+    return serializedFunction(() => provider);
 }
 
 interface ImportOptions {

@@ -5,7 +5,9 @@
 // stable across in-place updates. Operations: see hostEntryProvider.ts.
 
 import * as pulumi from "@pulumi/pulumi";
-import { providerShim } from "../shared/providerShim";
+
+import hostEntryShim = require("./hostEntryShim");
+
 import { programDefaultFile } from "./io/programDefaultFile";
 import { HOST_ENTRY_MODULE, HOST_ENTRY_TYPE } from "./schema";
 
@@ -163,7 +165,7 @@ export class HostEntry extends pulumi.dynamic.Resource {
         };
         // Credentials are secret in state even where the program passed them in clear.
         const secrets = { ...opts, additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), "credentials"] };
-        super(providerShim("hosts:HostEntry"), name, props, secrets, HOST_ENTRY_MODULE, HOST_ENTRY_TYPE);
+        super(hostEntryShim, name, props, secrets, HOST_ENTRY_MODULE, HOST_ENTRY_TYPE);
     }
 
     /**

@@ -6,7 +6,7 @@
 // running, so a task's effect never races another's.
 
 import { createHash, randomUUID } from "node:crypto";
-import { type Filter, matchesFilter, sameUuid } from "../tasks/protocol/filter";
+import type { Filter } from "../tasks/protocol/filter";
 import {
     type AsyncOperation,
     type CreateDatastoreRequest,
@@ -19,6 +19,7 @@ import {
 import { ApiError, badRequest } from "./apiError";
 import type { TaskShape } from "./control";
 import { newDatastoreRecord, statusOf } from "./datastoreRecord";
+import { matchesFilter, sameUuid } from "./filterParser";
 import type { IdempotencyRecord, TaskApiData, TaskKind, TaskPlan, TaskRecord } from "./records";
 import { advanceTask, formatSize, operationJson, taskName } from "./taskProgress";
 import { canonicalJson } from "./validation";

@@ -15,8 +15,6 @@ import type { AddressInfo, Socket } from "node:net";
 import { seededRandom } from "../shared/random";
 import { messageOf } from "../shared/text";
 import { type Clock, type Sleep, systemClock, timerSleep } from "../shared/time";
-import { FilterSyntaxError } from "../tasks/errors/filterSyntaxError";
-import { parseFilter } from "../tasks/protocol/filter";
 import {
     ASYNC_OPERATIONS_PATH,
     type AsyncOperation,
@@ -50,6 +48,8 @@ import {
     type TokenBucket,
     takeToken,
 } from "./faults";
+import { parseFilter } from "./filterParser";
+import { FilterSyntaxError } from "./filterSyntaxError";
 import { parseCreateDatastore, parseIdempotencyKey, parseResizeDatastore } from "./requests";
 import { TaskApiStore } from "./taskApiStore";
 import { objectWithFields, requiredInteger } from "./validation";

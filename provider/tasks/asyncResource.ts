@@ -6,7 +6,9 @@
 // in the body), known before the create ends; `resourceId` is the API's id.
 
 import * as pulumi from "@pulumi/pulumi";
-import { providerShim } from "../shared/providerShim";
+
+import asyncResourceShim = require("./asyncResourceShim");
+
 import {
     ASYNC_RESOURCE_MODULE,
     ASYNC_RESOURCE_TYPE_NAME,
@@ -112,7 +114,7 @@ export class AsyncResource extends pulumi.dynamic.Resource {
             taintReason: undefined,
         };
         super(
-            providerShim("tasks:AsyncResource"),
+            asyncResourceShim,
             name,
             // customTimeouts recorded: a destroy's first delete is bounded by it too (README, Timeouts).
             { ...args, ...outputs, ...(opts?.customTimeouts ? { customTimeouts: opts.customTimeouts } : {}) },

@@ -6,7 +6,9 @@
 // "<hciClusterUuid>/<clusterId>/<name>", known before the create task ends; `datastoreId` is the API's id.
 
 import * as pulumi from "@pulumi/pulumi";
-import { providerShim } from "../shared/providerShim";
+
+import datastoreShim = require("./datastoreShim");
+
 import { DATASTORE_MODULE, DATASTORE_TYPE_NAME } from "./datastoreSchema";
 import type { DatastoreState, DatastoreType } from "./protocol/wire";
 import { warnIfTokenInClear } from "./tokenWarning";
@@ -98,7 +100,7 @@ export class Datastore extends pulumi.dynamic.Resource {
             taintReason: undefined,
         };
         super(
-            providerShim("tasks:Datastore"),
+            datastoreShim,
             name,
             // customTimeouts recorded: a destroy's first delete is bounded by it too (README, Timeouts).
             { ...args, ...outputs, ...(opts?.customTimeouts ? { customTimeouts: opts.customTimeouts } : {}) },

@@ -1,5 +1,5 @@
-import { LifecycleError } from "../../shared/errors/lifecycleError";
-import { quote } from "../../shared/text";
+import { LifecycleError } from "../shared/errors/lifecycleError";
+import { quote } from "../shared/text";
 
 /** A `filter` query parameter that does not follow the grammar; the server answers it 400. */
 export class FilterSyntaxError extends LifecycleError {

@@ -1,11 +1,13 @@
 // Guards the filter grammar of the task API's datastore list: `<field> eq <value>` clauses joined by
 // `and`, quoted or bare values, case-insensitive keywords, and a 1-based position plus what was expected
-// in every syntax error. Pure: no server.
+// in every syntax error; the server parses and applies it (filterParser.ts), a client only formats it
+// (tasks/protocol/filter.ts). Pure: no server.
 
 import { strict as assert } from "node:assert";
-import { FilterSyntaxError } from "../../../provider/tasks/errors/filterSyntaxError";
-import { formatFilter, matchesFilter, parseFilter, quoteValue } from "../../../provider/tasks/protocol/filter";
-import type { DatastoreRecord } from "../../../provider/tasks/protocol/wire";
+import { matchesFilter, parseFilter } from "../../provider/taskApiServer/filterParser";
+import { FilterSyntaxError } from "../../provider/taskApiServer/filterSyntaxError";
+import { formatFilter, quoteValue } from "../../provider/tasks/protocol/filter";
+import type { DatastoreRecord } from "../../provider/tasks/protocol/wire";
 
 const DATASTORE: DatastoreRecord = {
     id: "0b9e5a52-6a0e-4a47-8f55-2d7f3e1c1a01",
