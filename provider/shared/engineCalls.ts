@@ -8,15 +8,15 @@
 // The server is @grpc/grpc-js's, in this very process. Each call's handler is found by
 // `Server.prototype._retrieveHandler(path)`; wrapping what it answers runs the SDK's own handler,
 // unchanged, inside an AsyncLocalStorage context that holds the decoded request's URN and timeout, so
-// every await under it (the provider's create, our lifecycle, our reporter) sees them. Checked against
-// @grpc/grpc-js 1.14, which is what every @pulumi/pulumi from 3.142 to 3.270 resolves today (they ask
-// for ^1.10). The hook is installed when this package is first loaded in the process, which happens
+// every await under it (the provider's create, our lifecycle, our reporter) sees them. That prototype
+// is an SDK internal: sdkInternals.ts finds it, and says which versions it was checked against. The
+// hook is installed when this package is first loaded in the process, which happens
 // inside the first call that names one of our resources: that one call is not heard (its handler has
 // started), every later one is. Where the hook cannot attach, operations fall back to the resource's
 // `timeouts` input and progress lines go out without a URN, and `hearEngineCalls` says so.
 
 import { AsyncLocalStorage } from "node:async_hooks";
-import { dirname } from "node:path";
+import { type GrpcServerPrototype, type GrpcHandler as Handler, sdkGrpcServerPrototype } from "./sdkInternals";
 
 /** What one call from the engine says about its resource. */
 export interface EngineCall {
@@ -38,17 +38,6 @@ export function currentEngineCall(): EngineCall | undefined {
     return calls.getStore();
 }
 
-/** A gRPC handler as @grpc/grpc-js keeps it. */
-interface Handler {
-    readonly type: string;
-    readonly func: (call: { request?: unknown }, ...rest: unknown[]) => unknown;
-}
-
-/** The part of @grpc/grpc-js's Server prototype the hook replaces. */
-interface ServerPrototype {
-    _retrieveHandler?: (this: unknown, path: string) => Handler | null;
-}
-
 const HOOKED = Symbol.for("pulumi-lifecycle.engineCalls");
 
 /**
@@ -57,9 +46,9 @@ const HOOKED = Symbol.for("pulumi-lifecycle.engineCalls");
  * SDK's @grpc/grpc-js Server by default). Answers whether the hook is in place; installing it twice
  * changes nothing.
  */
-export function hearEngineCalls(server: ServerPrototype | undefined = sdkServerPrototype()): boolean {
+export function hearEngineCalls(server: GrpcServerPrototype | undefined = sdkGrpcServerPrototype()): boolean {
     if (!server || typeof server._retrieveHandler !== "function") return false;
-    const marked = server as ServerPrototype & { [HOOKED]?: boolean };
+    const marked = server as GrpcServerPrototype & { [HOOKED]?: boolean };
     if (marked[HOOKED]) return true;
     const retrieve = server._retrieveHandler;
     const wrapped = new WeakMap<Handler, Handler>();
@@ -99,29 +88,4 @@ export function engineCallOf(method: string, request: unknown): EngineCall {
             ? { timeoutMs: Math.round(seconds * 1000) }
             : {}),
     };
-}
-
-/**
- * The Server prototype of the @grpc/grpc-js that serves this process: the one the SDK's
- * dynamic-provider server (the process's main module) resolves, else the one @pulumi/pulumi resolves.
- */
-function sdkServerPrototype(): ServerPrototype | undefined {
-    const anchors = [require.main?.filename, safeResolve("@pulumi/pulumi")].filter(
-        (anchor): anchor is string => typeof anchor === "string",
-    );
-    for (const anchor of anchors) {
-        const grpcPath = safeResolve("@grpc/grpc-js", dirname(anchor));
-        if (!grpcPath) continue;
-        const grpc = require(grpcPath) as { Server?: { prototype?: ServerPrototype } };
-        if (grpc.Server?.prototype) return grpc.Server.prototype;
-    }
-    return undefined;
-}
-
-function safeResolve(request: string, from?: string): string | undefined {
-    try {
-        return require.resolve(request, from ? { paths: [from] } : undefined);
-    } catch {
-        return undefined;
-    }
 }

@@ -14,6 +14,9 @@
 // 127.0.0.1:<port>) and calls Handshake, GetPluginInfo, Configure, Check... on it long before any
 // Cancel; a stream on a fresh session, whoever opened it, is ignored.
 //
+// Finding that server takes the process's handles, an internal of Node.js (sdkInternals.ts). Where none
+// is found the hook cannot attach, and the process says so (tasks/processContext.ts).
+//
 // Why listening at all widens nothing. The SDK's server (@pulumi/pulumi/cmd/dynamic-provider/index.js)
 // listens on 127.0.0.1:<port> without credentials (grpc.ServerCredentials.createInsecure()) and serves
 // every RPC of the provider service to whoever connects: Create, Update and Delete run the `__provider`
@@ -25,6 +28,7 @@
 
 import { EventEmitter } from "node:events";
 import type { IncomingHttpHeaders } from "node:http2";
+import { activeHandles } from "./sdkInternals";
 
 /** The gRPC path of the engine's Cancel call to a resource provider. */
 export const CANCEL_PATH = "/pulumirpc.ResourceProvider/Cancel";
@@ -73,10 +77,4 @@ function isGrpcCall(headers: IncomingHttpHeaders): boolean {
 
 function isStreamSource(value: unknown): value is StreamSource {
     return value instanceof EventEmitter && value.listenerCount("stream") > 0;
-}
-
-/** The process's live handles: its listening servers among them. */
-function activeHandles(): unknown[] {
-    const lister = (process as unknown as { _getActiveHandles?: () => unknown[] })._getActiveHandles;
-    return typeof lister === "function" ? lister.call(process) : [];
 }

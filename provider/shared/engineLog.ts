@@ -8,9 +8,7 @@
 // row; without one the engine puts it on the Stack row.
 // Best effort: with no engine listening, lines go to stderr and the operation carries on.
 
-import { dirname } from "node:path";
-import type * as engineGrpc from "@pulumi/pulumi/proto/engine_grpc_pb";
-import type * as enginePb from "@pulumi/pulumi/proto/engine_pb";
+import { type EngineLog, engineLogClient } from "./sdkInternals";
 
 /** One line for the user: about the resource `urn` (else the stack), a warning or ephemeral progress. */
 export interface LogLine {
@@ -26,39 +24,33 @@ export type Reporter = (line: LogLine) => void;
 const SEVERITY = { info: 1, warning: 2 } as const;
 const DEADLINE_MS = 2_000;
 
-/** A reporter sending to the engine at `address` (e.g. "127.0.0.1:51234"), or to stderr without one. */
-export function engineReporter(address: string | undefined): Reporter {
+/**
+ * A reporter sending to the engine at `address` (e.g. "127.0.0.1:51234"), or to stderr without one.
+ * `connect` builds the Log client (the SDK's, by default).
+ */
+export function engineReporter(
+    address: string | undefined,
+    connect: (address: string) => EngineLog = engineLogClient,
+): Reporter {
     const toStderr: Reporter = ({ message }) => process.stderr.write(`${message}\n`);
     if (!address || !/^[\w.[\]:-]+:\d+$/.test(address)) return toStderr;
-    let client: engineGrpc.EngineClient | undefined;
-    let pb: typeof enginePb | undefined;
-    // biome-ignore lint/suspicious/noExplicitAny: grpc-js is loaded from @pulumi/pulumi's dependencies at run time.
-    let grpc: any;
+    let log: EngineLog | undefined;
     let broken = false;
     return (line) => {
         if (broken) return toStderr(line);
         try {
-            if (!client || !pb) {
-                // The SDK's own stubs and its grpc-js, resolved through @pulumi/pulumi (a peer dependency).
-                grpc = require(
-                    require.resolve("@grpc/grpc-js", { paths: [dirname(require.resolve("@pulumi/pulumi"))] }),
-                );
-                const stubs = require("@pulumi/pulumi/proto/engine_grpc_pb") as typeof engineGrpc;
-                pb = require("@pulumi/pulumi/proto/engine_pb") as typeof enginePb;
-                client = new stubs.EngineClient(address, grpc.credentials.createInsecure());
-            }
+            log ??= connect(address);
             const severity = line.severity ?? "info";
-            const request = new pb.LogRequest();
-            request.setSeverity(SEVERITY[severity]);
-            request.setMessage(line.message);
-            if (line.urn) request.setUrn(line.urn);
-            request.setEphemeral(severity === "info");
-            client.log(request, new grpc.Metadata(), { deadline: Date.now() + DEADLINE_MS }, (error: unknown) => {
-                if (error) {
-                    broken = true;
-                    toStderr(line);
-                }
-            });
+            log(
+                { severity: SEVERITY[severity], message: line.message, urn: line.urn, ephemeral: severity === "info" },
+                Date.now() + DEADLINE_MS,
+                (error) => {
+                    if (error) {
+                        broken = true;
+                        toStderr(line);
+                    }
+                },
+            );
         } catch {
             broken = true;
             toStderr(line);

@@ -3,14 +3,15 @@
 // provider cannot tell which it got (the SDK's provider server takes no secrets), so the program says it.
 
 import * as pulumi from "@pulumi/pulumi";
+import { sdkIsConfigSecret } from "../shared/sdkInternals";
 import { TASK_CONFIG } from "./taskApiSettings";
 
 let checked = false;
 
 /** Whether stack config `key` is a secret, as the language host told the program. */
 function isSecret(key: string): boolean {
-    const runtimeConfig = require("@pulumi/pulumi/runtime/config") as { isConfigSecret?: (k: string) => boolean };
-    if (runtimeConfig.isConfigSecret) return runtimeConfig.isConfigSecret(key);
+    const secret = sdkIsConfigSecret(key);
+    if (secret !== undefined) return secret;
     const keys: unknown = JSON.parse(process.env.PULUMI_CONFIG_SECRET_KEYS ?? "[]");
     return Array.isArray(keys) && keys.includes(key);
 }
