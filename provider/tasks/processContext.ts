@@ -9,7 +9,8 @@
 import { setMaxListeners } from "node:events";
 import { currentEngineCall, type EngineCall, hearEngineCalls } from "../shared/engineCalls";
 import { onEngineCancel } from "../shared/engineCancel";
-import { engineReporter } from "../shared/engineLog";
+import { engineReporter, type Reporter } from "../shared/engineLog";
+import { type GrpcServerPrototype, SDK_VERSIONS_CHECKED } from "../shared/sdkInternals";
 import type { Clock, Sleep } from "../shared/time";
 import { systemClock, timerSleep } from "../shared/time";
 
@@ -31,26 +32,62 @@ export interface TaskProcessContext {
 /** Time for the answers of interrupted operations to leave the process before it exits. */
 const FLUSH_MS = 100;
 
+/** Which hooks into the SDK's provider server attached. */
+export interface HookAttachment {
+    /** The engine's Cancel (engineCancel.ts). */
+    readonly cancel: boolean;
+    /** The engine's calls: their URN and customTimeouts (engineCalls.ts). */
+    readonly calls: boolean;
+}
+
+const CHECKED = `the hooks were checked against @pulumi/pulumi ${SDK_VERSIONS_CHECKED.join(" and ")}`;
+
 /**
  * The warnings for the hooks into the SDK's provider server that could not attach: each says what the
- * user then loses, so a hook that no longer fits a new SDK is seen, not silently missing.
+ * user then loses and can do, so a hook that no longer fits a new SDK is seen, not silently missing.
  */
-export function unattachedHooks(attached: { cancel: boolean; calls: boolean }): string[] {
+export function unattachedHooks(attached: HookAttachment): string[] {
     const warnings: string[] = [];
     if (!attached.cancel) {
         warnings.push(
             "pulumi-lifecycle: this provider process cannot hear the engine's Cancel (no gRPC server found " +
-                "among its handles): a first Ctrl-C waits for running operations to end; a second one interrupts them",
+                "among its handles): Ctrl-C will not stop an operation in flight; a first Ctrl-C waits for " +
+                "running operations to end or reach their timeout, a second one interrupts them " +
+                `(${CHECKED}; with one of those, a first Ctrl-C ends a waiting operation at once)`,
         );
     }
     if (!attached.calls) {
         warnings.push(
             "pulumi-lifecycle: this provider process cannot hear the engine's calls (the @grpc/grpc-js it " +
                 "runs has no Server.prototype._retrieveHandler): customTimeouts apply only as the program " +
-                "recorded them at the last create or update, and progress lines show on the Stack row",
+                "recorded them at the last create or update, and progress lines show on the Stack row " +
+                `(${CHECKED}; the resource's \`timeouts\` input applies either way)`,
         );
     }
     return warnings;
+}
+
+/** The hook warnings this process has given: each is given once, however many contexts it makes. */
+const warnedInProcess = new Set<string>();
+
+/**
+ * Attaches the hooks into the SDK's provider server: the engine's Cancel calls `onCancel`, and the
+ * engine's calls are heard. Reports a warning, once per `warned` (the process by default), for each hook
+ * that cannot attach. `handles` and `server` are where the hooks look (the process's by default).
+ */
+export function attachEngineHooks(
+    onCancel: () => void,
+    report: Reporter,
+    where: { handles?: readonly unknown[]; server?: GrpcServerPrototype; warned?: Set<string> } = {},
+): HookAttachment {
+    const attached = { cancel: onEngineCancel(onCancel, where.handles), calls: hearEngineCalls(where.server) };
+    const warned = where.warned ?? warnedInProcess;
+    for (const message of unattachedHooks(attached)) {
+        if (warned.has(message)) continue;
+        warned.add(message);
+        report({ severity: "warning", message });
+    }
+    return attached;
 }
 
 /** The context of this process: real time, the engine's log, SIGINT aborting every wait. */
@@ -62,12 +99,9 @@ export function processContext(engineAddress: string | undefined): TaskProcessCo
     setMaxListeners(0, controller.signal);
     const inFlight = new Set<Promise<unknown>>();
     const reporter = engineReporter(engineAddress);
-    const hearsCancel = onEngineCancel(() => {
+    attachEngineHooks(() => {
         if (!controller.signal.aborted) controller.abort(new Error("cancelled (Ctrl-C)"));
-    });
-    for (const message of unattachedHooks({ cancel: hearsCancel, calls: hearEngineCalls() })) {
-        reporter({ severity: "warning", message });
-    }
+    }, reporter);
     process.once("SIGINT", () => {
         if (!controller.signal.aborted) controller.abort(new Error("interrupted by SIGINT"));
         void Promise.allSettled([...inFlight]).then(() => {
