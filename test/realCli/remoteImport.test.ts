@@ -102,4 +102,28 @@ describe("hosts import --ssh under the real Pulumi CLI", function () {
         });
         assert.ok(!(await project.storedState()).includes(fleet.privateKey.split("\n")[1] as string));
     });
+
+    it("reads a line on the machine with HostEntry.get and the id the import printed (port and user defaulted as create's are)", async () => {
+        // Follows the test above: its stack manages the lines; a get beside them reads one without managing it.
+        const id = `ipv4/web.internal@127.0.0.1:${machine.port}`;
+        const program = await readFile(join(project.dir, "index.ts"), "utf8");
+        const seen = [
+            `const seen = hosts.HostEntry.get("seen", ${JSON.stringify(id)}, {`,
+            `    file: ${JSON.stringify(machine.remoteHostsPath)},`,
+            `    connection: { host: "127.0.0.1", port: ${machine.port}, hostKey: ${JSON.stringify(machine.hostKey)}, privateKey: new pulumi.Config().requireSecret("sshPrivateKey") },`,
+            "});",
+            "export const seenAddress = seen.address;",
+            "export const seenComment = seen.comment;",
+        ].join("\n");
+        await writeFile(join(project.dir, "index.ts"), `${program}\n${seen}\n`);
+        const before = await readFile(machine.hostsFile);
+        const up = await project.up();
+        assertOk(up);
+        assert.deepEqual([...up.steps].sort(), ["read seen", "same api.internal", "same web.internal"]);
+        const outputs = await project.outputs();
+        assert.equal(outputs.seenAddress, "10.0.0.5");
+        assert.equal(outputs.seenComment, "frontend");
+        assert.deepEqual(await readFile(machine.hostsFile), before, "a get writes nothing");
+        assert.ok(!(await project.storedState()).includes(fleet.privateKey.split("\n")[1] as string));
+    });
 });

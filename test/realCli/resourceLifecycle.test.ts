@@ -60,6 +60,44 @@ describe("seed 002 (read, import, manage, replace) under the real Pulumi CLI", f
         assert.equal(await text(), BASE);
     });
 
+    it("Read: a get whose id names another machine than its connection fails with EntryMachineError, before connecting", async () => {
+        // An id of an entry on 10.0.0.5 (as `hosts import --ssh` prints), without a connection: nothing is
+        // dialled (no server listens there), the error says which machine the id means and what to pass.
+        await project.program([{ name: "db", args: { file }, options: { id: "ipv4/db.internal@10.0.0.5:22" } }]);
+        const away = await project.up();
+        assert.equal(away.ok, false);
+        assert.match(
+            away.errors.join("\n"),
+            /host entry id "ipv4\/db\.internal@10\.0\.0\.5:22" is an entry on 10\.0\.0\.5:22, but no `connection` was given: pass `connection` with the host and port of 10\.0\.0\.5:22/,
+        );
+        // The other way round: a local id, with a connection to another machine.
+        const connection = {
+            host: "10.0.0.5",
+            user: "deploy",
+            hostKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl",
+        };
+        await project.program([{ name: "db", args: { file, connection }, options: { id: "ipv4/db.internal" } }]);
+        const local = await project.up();
+        assert.equal(local.ok, false);
+        assert.match(
+            local.errors.join("\n"),
+            /host entry id "ipv4\/db\.internal" is an entry of the machine running Pulumi, but `connection` names 10\.0\.0\.5:22: leave `connection` out/,
+        );
+        // A connection a get cannot use fails naming the field, as create's check would.
+        await project.program([
+            {
+                name: "db",
+                args: { file, connection: { ...connection, port: 0 } },
+                options: { id: "ipv4/db.internal@10.0.0.5:22" },
+            },
+        ]);
+        const bad = await project.up();
+        assert.equal(bad.ok, false);
+        assert.match(bad.errors.join("\n"), /the connection cannot be used: connection\.port /);
+        assert.deepEqual((await project.state()).resources, [], "nothing is recorded");
+        assert.equal(await text(), BASE);
+    });
+
     it("Import by adoption: create takes over the identical line, not a byte written", async () => {
         const line = "10.0.0.5\tweb.internal web\n";
         await writeFile(file, BASE + line);

@@ -1,6 +1,6 @@
 import { LifecycleError } from "../../shared/errors/lifecycleError";
 
-/** A `connection` given to a read helper (`listHostEntries`, `findHostEntries`) failed its checks. */
+/** A `connection` given to a read helper (`listHostEntries`, `findHostEntries`) or to `HostEntry.get` failed its checks. */
 export class ConnectionSettingsError extends LifecycleError {
     override readonly name = "ConnectionSettingsError";
 
