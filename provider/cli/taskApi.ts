@@ -34,11 +34,12 @@ Options:
       --latency MS           milliseconds added before every answer (also 1s)
       --failure-rate P       probability in [0, 1] that a task fails (default 0)
       --seed N               seed for the failures of --failure-rate, to repeat a run
-      --no-test-api          do not answer the fault-injection API under /_test/ (on by default)
+      --test-api             answer the test control API under /_test/ (fault injection, clock,
+                             request log; off by default: a demo server first)
   -q, --quiet                do not print a line per request
   -h, --help                 print this help
 
-Test control API (same token): POST /_test/faults {"match":{"method":"POST"},"fault":{"status":503}},
+Test control API (with --test-api; same token): POST /_test/faults {"match":{"method":"POST"},"fault":{"status":503}},
 DELETE /_test/faults, GET /_test/requests, POST /_test/clock {"advanceMs":60000}, GET /_test/stats.
 `;
 
@@ -134,8 +135,8 @@ function banner(server: TaskApiServer, parsed: TaskApiArguments): string {
         `authenticate with the header: Authorization: Bearer ${shownToken}`,
         `  e.g. curl -H "Authorization: Bearer ${curlToken}" ${server.url}${DATASTORES_PATH}`,
         `data file: ${server.dataFile ?? parsed.server.dataFile}; ${tasks}`,
-        testApi === false
-            ? "test control API disabled"
+        !testApi
+            ? "test control API off (--test-api turns it on)"
             : `test control API: ${server.url}/_test/faults, /_test/requests, /_test/clock, /_test/stats`,
         "stop with Ctrl-C",
     ];
@@ -167,7 +168,7 @@ export function parseTaskApiArguments(args: readonly string[], env: NodeJS.Proce
                 latency: { type: "string" },
                 "failure-rate": { type: "string" },
                 seed: { type: "string" },
-                "no-test-api": { type: "boolean" },
+                "test-api": { type: "boolean" },
                 quiet: { type: "boolean", short: "q" },
                 help: { type: "boolean", short: "h" },
             },
@@ -220,7 +221,7 @@ export function parseTaskApiArguments(args: readonly string[], env: NodeJS.Proce
             ...(failureRate !== undefined ? { failureRate } : {}),
             ...(seed !== undefined ? { seed } : {}),
             ...(rateLimit !== undefined ? { rateLimit } : {}),
-            testApi: values["no-test-api"] !== true,
+            testApi: values["test-api"] === true,
         },
     };
 }

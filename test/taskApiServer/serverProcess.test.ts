@@ -374,8 +374,10 @@ describe("task API server across processes", () => {
                 "2",
                 "--poll-interval",
                 "3",
+                "--test-api",
             ]);
             assert.match(polled.stderr(), /tasks end on their poll number 2/);
+            assert.match(polled.stderr(), /test control API: .*\/_test\/faults/);
             const created = await call(polled.url, "t", "POST", DATASTORES, { body: createRequest("a") });
             const first = (await call(polled.url, "t", "GET", created.location ?? "")).json as AsyncOperation;
             assert.equal(first.state, "INITIALIZED");
@@ -393,20 +395,10 @@ describe("task API server across processes", () => {
 
             const failing = await startCli([
                 ...["--port", "0", "--data", join(temp.dir, "b.json"), "--token", "t"],
-                ...[
-                    "--task-duration",
-                    "0",
-                    "--failure-rate",
-                    "1",
-                    "--seed",
-                    "4",
-                    "--rate-limit",
-                    "2/min",
-                    "--no-test-api",
-                ],
+                ...["--task-duration", "0", "--failure-rate", "1", "--seed", "4", "--rate-limit", "2/min"],
             ]);
             assert.match(failing.stderr(), /tasks take 0 s/);
-            assert.match(failing.stderr(), /test control API disabled/);
+            assert.match(failing.stderr(), /test control API off \(--test-api turns it on\)/, "off unless asked for");
             const failed = await call(failing.url, "t", "POST", DATASTORES, { body: createRequest("b") });
             const op = (await call(failing.url, "t", "GET", failed.location ?? "")).json as AsyncOperation;
             assert.equal(op.state, "FAILED");
