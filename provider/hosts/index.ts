@@ -1,4 +1,6 @@
-// The `hosts` namespace of the package.
+// The `hosts` namespace of the package: what users may rely on (the resource, the read helpers, the
+// errors). The file model and the import planner stay internal; `pulumi-lifecycle hosts import` is their
+// interface.
 
 export { AdoptMismatchError } from "./errors/adoptMismatchError";
 export { ConnectionSettingsError } from "./errors/connectionSettingsError";
@@ -11,6 +13,7 @@ export { HostsFileError } from "./errors/hostsFileError";
 export { HostsFileNotFoundError } from "./errors/hostsFileNotFoundError";
 export { SshConnectionError, type SshFailure } from "./errors/sshConnectionError";
 export { SshHostKeyError } from "./errors/sshHostKeyError";
+export { UnsupportedHostsFileError } from "./errors/unsupportedHostsFileError";
 export { HostEntry, type HostEntryArgs, type HostEntryConnection, type HostEntryState } from "./hostEntry";
 export {
     findHostEntries,
@@ -22,15 +25,4 @@ export {
 } from "./io/lookup";
 export type { AddressFamily } from "./logic/address";
 export { HOSTS_FILE_CONFIG_KEY, osHostsFile } from "./logic/defaultFile";
-export { HostsDocument } from "./logic/hostsDocument";
-export {
-    type ImportedEntry,
-    type ImportedEntryArgs,
-    type ImportPlan,
-    type PlanImportOptions,
-    planImport,
-    type RenderImportOptions,
-    renderImportProgram,
-    type SkippedLine,
-} from "./logic/importer";
 export type { HostEntryInputs, HostEntryOutputs } from "./schema";

@@ -13,7 +13,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { acquireFileLock, lockPathFor } from "../../provider/shared/files/fileLock";
 import { LockLostError } from "../../provider/shared/files/lockLostError";
-import { LockTimeoutError } from "../../provider/shared/files/lockTimeoutError";
+import { LockTimeoutError } from "../../provider/shared/errors/lockTimeoutError";
 import { processStartTime } from "../../provider/shared/files/processes";
 import { makeTempDir, REPO_ROOT, type TempDir } from "../support/projects";
 import { deadPid, isRoot, NOBODY, skipBecause, useTmpdir } from "../support/system";

@@ -7,10 +7,10 @@
 // of the batch and leaves the file as it was.
 
 import { resolve } from "node:path";
+import { LockTimeoutError } from "../../shared/errors/lockTimeoutError";
 import type { WriteMethod } from "../../shared/files/atomicWrite";
 import { codeOf } from "../../shared/files/errno";
 import type { HeldLock, LockOptions } from "../../shared/files/fileLock";
-import { LockTimeoutError } from "../../shared/files/lockTimeoutError";
 import { HostsFileError, type HostsFileOperation } from "../errors/hostsFileError";
 import { SshConnectionError } from "../errors/sshConnectionError";
 import { SshHostKeyError } from "../errors/sshHostKeyError";

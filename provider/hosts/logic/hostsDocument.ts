@@ -12,7 +12,7 @@
 // checked as a resolver reads the line); serializing copies the untouched stretches between edits whole.
 // A 150,000-line ad-blocking file with a handful of managed entries pays for those entries only.
 
-import { LifecycleError } from "../../shared/errors/lifecycleError";
+import { UnsupportedHostsFileError } from "../errors/unsupportedHostsFileError";
 import { type AddressFamily, addressFamily, canonicalAddress } from "./address";
 import { foldCase } from "./hostname";
 
@@ -72,11 +72,6 @@ const UTF8_BOM = "\xEF\xBB\xBF";
 const RESOLVER_WHITESPACE = /[ \t\r\f\v]+/;
 const NON_ASCII = /[\x80-\xff]/;
 const REGEXP_SPECIAL = /[.*+?^${}()|[\]\\]/g;
-
-/** Thrown when the bytes cannot be a hosts file we may safely rewrite. */
-export class UnsupportedHostsFileError extends LifecycleError {
-    override readonly name = "UnsupportedHostsFileError";
-}
 
 /** A parsed hosts file that can be edited line by line and serialized back byte for byte. */
 export class HostsDocument {

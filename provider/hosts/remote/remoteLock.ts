@@ -8,10 +8,10 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { posix } from "node:path";
+import { LockTimeoutError } from "../../shared/errors/lockTimeoutError";
 import { codeOf } from "../../shared/files/errno";
 import { type HeldLock, type LockHolder, type LockOptions, lockPathFor } from "../../shared/files/fileLock";
 import { LockLostError } from "../../shared/files/lockLostError";
-import { LockTimeoutError } from "../../shared/files/lockTimeoutError";
 import { systemClock, timerRepeat, timerSleep } from "../../shared/time";
 import type { Sftp } from "./sftp";
 

@@ -21,12 +21,12 @@ import { randomBytes } from "node:crypto";
 import { linkSync, readFileSync, statSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
+import { LockTimeoutError } from "../errors/lockTimeoutError";
 import { type Clock, type Repeat, type Sleep, systemClock, timerRepeat, timerSleep } from "../time";
 import { removeQuietly, sweepTemporariesSync, temporaryName } from "./atomicWrite";
 import { codeOf } from "./errno";
 import { acquireKernelLock, type HeldKernelLock, kernelLockHolders, kernelLockName } from "./kernelLock";
 import { LockLostError } from "./lockLostError";
-import { LockTimeoutError } from "./lockTimeoutError";
 import { isProcessAlive, isProcessStopped, processStartTime } from "./processes";
 
 /** Who holds a lock file; written into it. */

@@ -4,6 +4,7 @@
 
 import { strict as assert } from "node:assert";
 import { EntryConflictError } from "../../../provider/hosts/errors/entryConflictError";
+import { UnsupportedHostsFileError } from "../../../provider/hosts/errors/unsupportedHostsFileError";
 import {
     createEntry,
     type DesiredEntry,
@@ -14,7 +15,7 @@ import {
     updateEntry,
 } from "../../../provider/hosts/logic/entries";
 import { foldCase } from "../../../provider/hosts/logic/hostname";
-import { HostsDocument, type HostsLine, UnsupportedHostsFileError } from "../../../provider/hosts/logic/hostsDocument";
+import { HostsDocument, type HostsLine } from "../../../provider/hosts/logic/hostsDocument";
 import { seededRandom } from "../../../provider/shared/random";
 import {
     blocklist,

@@ -1,4 +1,4 @@
-import { LifecycleError } from "../errors/lifecycleError";
+import { LifecycleError } from "./lifecycleError";
 
 /** The lock on a file stayed held by someone else for longer than the bounded wait. */
 export class LockTimeoutError extends LifecycleError {
