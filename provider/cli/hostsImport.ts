@@ -15,7 +15,7 @@ import type { HostsFileConnection } from "../hosts/io/lookup";
 import { readHostsFile } from "../hosts/io/readHostsFile";
 import { readRemoteHostsFile } from "../hosts/io/readRemoteHostsFile";
 import { DEFAULT_SSH_USER, machineOf, parseMachine, REMOTE_DEFAULT_FILE } from "../hosts/logic/connection";
-import { osHostsFile } from "../hosts/logic/defaultFile";
+import { defaultHostsFile } from "../hosts/logic/defaultFile";
 import type { HostsDocument } from "../hosts/logic/hostsDocument";
 import { type ImportedConnection, planImport, renderImportProgram } from "../hosts/logic/importer";
 import { addEntriesToState, type Deployment, type StateImport } from "../hosts/logic/importState";
@@ -97,7 +97,7 @@ async function runHostsImport(args: readonly string[], io: CliIo): Promise<numbe
         return 0;
     }
     const remote = options.ssh === undefined ? undefined : await remoteSource(options);
-    const file = options.file ?? (remote ? REMOTE_DEFAULT_FILE : io.env.HOSTS_FILE || osHostsFile(io.env));
+    const file = options.file ?? (remote ? REMOTE_DEFAULT_FILE : defaultHostsFile(undefined, io.env));
     const match = options.match === undefined ? undefined : compilePattern(options.match);
     const read = () =>
         readHostsFile(file).catch((error: unknown) => {

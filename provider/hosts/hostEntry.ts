@@ -9,6 +9,7 @@ import * as pulumi from "@pulumi/pulumi";
 import hostEntryShim = require("./hostEntryShim");
 
 import { programDefaultFile } from "./io/programDefaultFile";
+import { REMOTE_DEFAULT_FILE } from "./logic/connection";
 import { HOST_ENTRY_MODULE, HOST_ENTRY_TYPE } from "./schema";
 
 /** The arguments of a `hosts.HostEntry`. */
@@ -118,7 +119,7 @@ function splitConnection(connection: pulumi.Input<HostEntryConnection> | undefin
 
 /** Where a remote entry's file is when `file` is left out. */
 function defaultFileFor(connection: unknown): string {
-    return connection === undefined ? programDefaultFile() : "/etc/hosts";
+    return connection === undefined ? programDefaultFile() : REMOTE_DEFAULT_FILE;
 }
 
 /**
