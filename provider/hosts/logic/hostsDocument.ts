@@ -11,33 +11,24 @@
 // for it; a name is searched for in the file's text (a native scan, case-insensitive, then each hit
 // checked as a resolver reads the line); serializing copies the untouched stretches between edits whole.
 // A 150,000-line ad-blocking file with a handful of managed entries pays for those entries only.
+//
+// Beside it: the lines as a resolver reads them (hostsLine.ts) and the scans of the text (hostsText.ts).
 
 import { UnsupportedHostsFileError } from "../errors/unsupportedHostsFileError";
-import { type AddressFamily, addressFamily, canonicalAddress } from "./address";
+import type { AddressFamily } from "./address";
 import { foldCase } from "./hostname";
+import { fromUtf8, type HostsLine, type LineEnding, type ParsedEntry, parseEntry } from "./hostsLine";
+import { countNewlines, countOccurrences, isNameBoundary, NewlineCounter } from "./hostsText";
 
-/** How a line ends: LF, CRLF, or nothing (the last line of a file without a final newline). */
-export type LineEnding = "" | "\n" | "\r\n";
-
-/** An address line as a resolver reads it. */
-export interface ParsedEntry {
-    /** Canonical address (RFC 5952 for IPv6). */
-    readonly address: string;
-    readonly family: AddressFamily;
-    /** Names in file order, as written (decoded from UTF-8). */
-    readonly names: readonly string[];
-    /** Text after the first "#", trimmed; undefined when there is none or it is empty. */
-    readonly comment: string | undefined;
-}
-
-/** One physical line of the file. */
-export interface HostsLine {
-    /** The line's bytes without its ending, one character per byte. */
-    readonly text: string;
-    readonly ending: LineEnding;
-    /** Set when the line is an address line with at least one name; comments and blanks have none. */
-    readonly entry: ParsedEntry | undefined;
-}
+export {
+    fromUtf8,
+    type HostsLine,
+    type LineEnding,
+    type ParsedEntry,
+    parseEntry,
+    resolverFields,
+    toUtf8,
+} from "./hostsLine";
 
 /**
  * A line of one document: an original line of the file, placed by the offset where it starts, or a line
@@ -69,8 +60,6 @@ class DocumentLine implements HostsLine {
 }
 
 const UTF8_BOM = "\xEF\xBB\xBF";
-const RESOLVER_WHITESPACE = /[ \t\r\f\v]+/;
-const NON_ASCII = /[\x80-\xff]/;
 const REGEXP_SPECIAL = /[.*+?^${}()|[\]\\]/g;
 
 /** A parsed hosts file that can be edited line by line and serialized back byte for byte. */
@@ -87,9 +76,8 @@ export class HostsDocument {
     private upperCase: boolean | undefined;
     private readonly appended: DocumentLine[] = [];
     private readonly removedOrders: number[] = [];
-    /** Offsets whose count of newlines before them is known, ascending, with those counts. */
-    private readonly countedOffsets: number[] = [0];
-    private readonly countedNewlines: number[] = [0];
+    /** Newlines before an offset of the text, remembered as they are counted. */
+    private readonly newlines: NewlineCounter;
     private ending: "\n" | "\r\n" | undefined;
     private edits = 0;
 
@@ -100,7 +88,9 @@ export class HostsDocument {
         private readonly defaultEnding: "\n" | "\r\n",
         /** How many lines the file has, when the caller knew it; counted on first need otherwise. */
         private originalLines: number | undefined,
-    ) {}
+    ) {
+        this.newlines = new NewlineCounter(body);
+    }
 
     /**
      * Parses file bytes. `defaultEnding` is used for new lines when the file has none to copy from.
@@ -208,7 +198,7 @@ export class HostsDocument {
         let removedBefore = 0;
         for (const order of this.removedOrders) if (order < own.order) removedBefore++;
         const before = this.isOriginal(own)
-            ? this.newlinesBefore(own.order)
+            ? this.newlines.before(own.order)
             : this.originalLineCount() + this.appendedIndex(own);
         return before - removedBefore + 1;
     }
@@ -352,26 +342,9 @@ export class HostsDocument {
     private originalLineCount(): number {
         if (this.originalLines === undefined) {
             const unterminated = this.body.length > 0 && !this.body.endsWith("\n") ? 1 : 0;
-            this.originalLines = this.newlinesBefore(this.body.length) + unterminated;
+            this.originalLines = this.newlines.before(this.body.length) + unterminated;
         }
         return this.originalLines;
-    }
-
-    /** Newlines in the text before `offset`, counted from the nearest offset already counted below it. */
-    private newlinesBefore(offset: number): number {
-        let low = 0;
-        let high = this.countedOffsets.length - 1;
-        while (low < high) {
-            const middle = (low + high + 1) >> 1;
-            if ((this.countedOffsets[middle] as number) <= offset) low = middle;
-            else high = middle - 1;
-        }
-        const from = this.countedOffsets[low] as number;
-        if (from === offset) return this.countedNewlines[low] as number;
-        const count = (this.countedNewlines[low] as number) + countNewlines(this.body, from, offset);
-        this.countedOffsets.splice(low + 1, 0, offset);
-        this.countedNewlines.splice(low + 1, 0, count);
-        return count;
     }
 
     private setEnding(line: DocumentLine, ending: LineEnding): void {
@@ -412,63 +385,4 @@ export class HostsDocument {
         }
         return line.order === 0 ? undefined : this.original(this.lineStartAt(line.order - 1));
     }
-}
-
-/**
- * Whether the character next to a match lets it be a whole name: blanks as resolvers split on, and
- * after it also a comment, a line end or the end of the file (NaN, past either end of the text).
- */
-function isNameBoundary(code: number, after: boolean): boolean {
-    if (code === 32 || code === 9 || code === 13 || code === 12 || code === 11) return true;
-    return after && (code === 10 || code === 35 || Number.isNaN(code));
-}
-
-/**
- * Parses one line's text (latin1) the way resolvers do: everything from the first "#" is a comment;
- * the rest is an address followed by names, separated by blanks. Anything else is not an entry.
- */
-export function parseEntry(text: string): ParsedEntry | undefined {
-    const [address, ...names] = resolverFields(text);
-    if (address === undefined || names.length === 0) return undefined;
-    const family = addressFamily(address);
-    if (!family) return undefined;
-    const hash = text.indexOf("#");
-    const comment = hash >= 0 ? toUtf8(text.slice(hash + 1)).trim() : "";
-    return {
-        address: canonicalAddress(address),
-        family,
-        names: names.map(toUtf8),
-        comment: comment.length > 0 ? comment : undefined,
-    };
-}
-
-/** The fields a resolver reads on a line: the text before the first "#", split on blanks. */
-export function resolverFields(text: string): string[] {
-    const hash = text.indexOf("#");
-    const body = hash >= 0 ? text.slice(0, hash) : text;
-    return body.split(RESOLVER_WHITESPACE).filter((field) => field.length > 0);
-}
-
-/** Converts UTF-8 text to the document's one-character-per-byte form. */
-export function fromUtf8(text: string): string {
-    return Buffer.from(text, "utf8").toString("latin1");
-}
-
-/** Converts the document's one-character-per-byte form back to UTF-8 text. */
-export function toUtf8(bytes: string): string {
-    return NON_ASCII.test(bytes) ? Buffer.from(bytes, "latin1").toString("utf8") : bytes;
-}
-
-/** Newlines in `text` from `from` up to (not including) `to`. */
-function countNewlines(text: string, from: number, to: number): number {
-    let count = 0;
-    for (let i = text.indexOf("\n", from); i >= 0 && i < to; i = text.indexOf("\n", i + 1)) count++;
-    return count;
-}
-
-/** Occurrences of `needle` in `text`. */
-function countOccurrences(text: string, needle: string): number {
-    let count = 0;
-    for (let i = text.indexOf(needle); i >= 0; i = text.indexOf(needle, i + needle.length)) count++;
-    return count;
 }
