@@ -15,7 +15,7 @@ import { DatastoreAdoptMismatchError } from "../errors/datastoreAdoptMismatchErr
 import { MalformedResponseError } from "../errors/malformedResponseError";
 import { TaskApiContractError } from "../errors/taskApiContractError";
 import { datastoreOfUri, describeValue } from "../protocol/answers";
-import { greenlakeDialect } from "../protocol/dialects/greenlake";
+import { checkedApiId, greenlakeDialect } from "../protocol/dialects/greenlake";
 import { formatFilter } from "../protocol/filter";
 import {
     type CreateDatastoreRequest,
@@ -83,12 +83,7 @@ function keyOfRecord(record: unknown): string | undefined {
 
 /** The path of a datastore; an id from the stack's state not of the API's shape sends no request. */
 function itemPathOf(id: string): string {
-    if (!isApiId(id))
-        throw new TaskApiContractError(
-            `the datastore id ${describeValue(id)} is not an id of the task API (one path segment of letters, digits, ` +
-                `".", "_", "~", "-"), so no request was sent for it. Run \`pulumi refresh\` to look the datastore up again.`,
-        );
-    return datastoreUri(id);
+    return datastoreUri(checkedApiId(id, "datastore"));
 }
 
 /** What a Datastore adds to the wire: record shapes, ERROR, adoption that must match, a resize as the only update. */

@@ -142,12 +142,19 @@ function madeUriOf(operation: Record<string, unknown> | undefined): string | und
 
 /** Where an operation is read; a handle from the stack's state not of the API's shape sends no request. */
 function operationPath(handle: OperationHandle): string {
-    if (!isApiId(handle.ref))
-        throw new TaskApiContractError(
-            `the task id ${describeValue(handle.ref)} is not an id of the task API (one path segment of letters, digits, ` +
-                `".", "_", "~", "-"), so no request was sent for it. Run \`pulumi refresh\` to look the datastore up again.`,
-        );
-    return `${ASYNC_OPERATIONS_PATH}/${encodeURIComponent(handle.ref)}`;
+    return `${ASYNC_OPERATIONS_PATH}/${encodeURIComponent(checkedApiId(handle.ref, "task"))}`;
+}
+
+/**
+ * `value` (a task's or a datastore's id from the stack's state) when the API could have issued it; else
+ * TaskApiContractError, and no request is sent for it.
+ */
+export function checkedApiId(value: unknown, what: "task" | "datastore"): string {
+    if (isApiId(value)) return value;
+    throw new TaskApiContractError(
+        `the ${what} id ${describeValue(value)} is not an id of the task API (one path segment of letters, digits, ` +
+            `".", "_", "~", "-"), so no request was sent for it. Run \`pulumi refresh\` to look the datastore up again.`,
+    );
 }
 
 /** The operation's id in a 202's Location: `<ASYNC_OPERATIONS_PATH>/<id>`, relative or absolute. */
