@@ -141,6 +141,17 @@ describe("the layout of provider/", () => {
         assert.ok(loaded.has("tasks/protocol/filter.ts"), "the client still formats filters");
     });
 
+    it("has a test folder mirroring every production folder", () => {
+        const folders = (dir: string): string[] =>
+            readdirSync(dir, { withFileTypes: true })
+                .filter((entry) => entry.isDirectory())
+                .flatMap((entry) => [join(dir, entry.name), ...folders(join(dir, entry.name))]);
+        const unmirrored = folders(PROVIDER)
+            .map((folder) => relative(PROVIDER, folder))
+            .filter((folder) => !existsSync(join(REPO_ROOT, "test", folder)));
+        assert.deepEqual(unmirrored, []);
+    });
+
     it("sees the layers and folders it checks (the check is not vacuous)", () => {
         assert.deepEqual(FEATURES.sort(), ["hosts", "taskApiServer", "tasks"]);
         assert.equal(

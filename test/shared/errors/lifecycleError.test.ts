@@ -3,8 +3,8 @@
 // do) from one it did not expect; and the task API server's errors are not part of the package's API.
 
 import { strict as assert } from "node:assert";
-import * as lifecycle from "../../provider";
-import { LifecycleError } from "../../provider/shared/errors/lifecycleError";
+import * as lifecycle from "../../../provider";
+import { LifecycleError } from "../../../provider/shared/errors/lifecycleError";
 
 function exportedErrorClasses(namespace: Record<string, unknown>): [string, unknown][] {
     return Object.entries(namespace).filter(([name, value]) => name.endsWith("Error") && typeof value === "function");
@@ -27,12 +27,16 @@ describe("the errors the package exports", () => {
         });
     }
 
-    it("exports LifecycleError itself, the version errors beside it, and no server code from tasks", () => {
+    it("exports LifecycleError itself, the version errors and the lock timeout beside it, and no server code from tasks", () => {
         assert.equal(lifecycle.LifecycleError, LifecycleError);
         const topLevel = exportedErrorClasses(lifecycle as unknown as Record<string, unknown>).filter(
             ([name]) => name !== "LifecycleError",
         );
-        assert.deepEqual(topLevel.map(([name]) => name).sort(), ["NewerStateError", "UnknownResourceKindError"]);
+        assert.deepEqual(topLevel.map(([name]) => name).sort(), [
+            "LockTimeoutError",
+            "NewerStateError",
+            "UnknownResourceKindError",
+        ]);
         for (const [name, value] of topLevel) {
             assert.ok(
                 (value as { prototype: unknown }).prototype instanceof LifecycleError,

@@ -10,11 +10,11 @@ import { strict as assert } from "node:assert";
 import { createHash } from "node:crypto";
 import { chmod, chown, lstat, mkdir, readdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { HostsFileStore } from "../../provider/hosts/io/hostsFileStore";
-import { createEntry } from "../../provider/hosts/logic/entries";
-import { privateDirectory } from "../../provider/shared/files/privateDirectory";
-import { makeTempDir, REPO_ROOT, type TempDir } from "../support/projects";
-import { bindMount, canBindMount, isRoot, runUnprivileged, skipBecause, useTmpdir } from "../support/system";
+import { HostsFileStore } from "../../../provider/hosts/io/hostsFileStore";
+import { createEntry } from "../../../provider/hosts/logic/entries";
+import { privateDirectory } from "../../../provider/shared/files/privateDirectory";
+import { makeTempDir, REPO_ROOT, type TempDir } from "../../support/projects";
+import { bindMount, canBindMount, isRoot, runUnprivileged, skipBecause, useTmpdir } from "../../support/system";
 
 const PRECIOUS = "precious\n";
 

@@ -9,10 +9,10 @@ import { execFileSync } from "node:child_process";
 import { appendFileSync, closeSync, openSync, statSync, writeSync } from "node:fs";
 import { chmod, chown, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { signatureOf, sweepTemporariesSync, writeFileAtomicSync } from "../../provider/shared/files/atomicWrite";
-import { FileChangedError } from "../../provider/shared/files/fileChangedError";
-import { LockLostError } from "../../provider/shared/files/lockLostError";
-import { makeTempDir, REPO_ROOT, type TempDir } from "../support/projects";
+import { signatureOf, sweepTemporariesSync, writeFileAtomicSync } from "../../../provider/shared/files/atomicWrite";
+import { FileChangedError } from "../../../provider/shared/files/fileChangedError";
+import { LockLostError } from "../../../provider/shared/files/lockLostError";
+import { makeTempDir, REPO_ROOT, type TempDir } from "../../support/projects";
 import {
     bindMount,
     canBindMount,
@@ -22,7 +22,7 @@ import {
     NOBODY,
     runUnprivileged,
     skipBecause,
-} from "../support/system";
+} from "../../support/system";
 
 const ATOMIC_WRITE = JSON.stringify(join(REPO_ROOT, "dist", "shared", "files", "atomicWrite.js"));
 

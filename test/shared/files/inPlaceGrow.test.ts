@@ -7,15 +7,15 @@
 import { strict as assert } from "node:assert";
 import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { recoverWithSidecar, sidecarPathFor } from "../../provider/shared/files/inPlaceSidecar";
+import { recoverWithSidecar, sidecarPathFor } from "../../../provider/shared/files/inPlaceSidecar";
 import {
     finishedContent,
     movedBytes,
     parseSidecar,
     type SidecarRecord,
     sidecarBytes,
-} from "../../provider/shared/files/sidecarRecord";
-import { makeTempDir, type TempDir } from "../support/projects";
+} from "../../../provider/shared/files/sidecarRecord";
+import { makeTempDir, type TempDir } from "../../support/projects";
 
 const line = (n: number) => `10.0.${n >> 8}.${n & 255}\thost-${n}.test # entry ${n}\n`;
 const lines = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => line(from + i)).join("");

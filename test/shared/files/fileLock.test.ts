@@ -11,12 +11,12 @@ import { once } from "node:events";
 import { chmod, mkdir, readdir, readFile, utimes, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { LockTimeoutError } from "../../provider/shared/errors/lockTimeoutError";
-import { acquireFileLock, lockPathFor } from "../../provider/shared/files/fileLock";
-import { LockLostError } from "../../provider/shared/files/lockLostError";
-import { processStartTime } from "../../provider/shared/files/processes";
-import { makeTempDir, REPO_ROOT, type TempDir } from "../support/projects";
-import { deadPid, isRoot, NOBODY, skipBecause, useTmpdir } from "../support/system";
+import { LockTimeoutError } from "../../../provider/shared/errors/lockTimeoutError";
+import { acquireFileLock, lockPathFor } from "../../../provider/shared/files/fileLock";
+import { LockLostError } from "../../../provider/shared/files/lockLostError";
+import { processStartTime } from "../../../provider/shared/files/processes";
+import { makeTempDir, REPO_ROOT, type TempDir } from "../../support/projects";
+import { deadPid, isRoot, NOBODY, skipBecause, useTmpdir } from "../../support/system";
 
 const FILE_LOCK = JSON.stringify(join(REPO_ROOT, "dist", "shared", "files", "fileLock.js"));
 

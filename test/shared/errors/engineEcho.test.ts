@@ -5,7 +5,7 @@
 // line, the same error printed another way, and the echo of an error never handed over still print.
 
 import { strict as assert } from "node:assert";
-import { shownOnItsRow } from "../../provider/shared/errors/engineEcho";
+import { shownOnItsRow } from "../../../provider/shared/errors/engineEcho";
 
 describe("shownOnItsRow: the SDK's echo of an error the engine shows on its row is dropped", () => {
     let printed: unknown[][];

@@ -11,24 +11,24 @@ import { strict as assert } from "node:assert";
 import { chmodSync, chownSync, closeSync, existsSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { chmod } from "node:fs/promises";
 import { join } from "node:path";
-import { HostsFileStore } from "../../provider/hosts/io/hostsFileStore";
-import { createEntry } from "../../provider/hosts/logic/entries";
+import { HostsFileStore } from "../../../provider/hosts/io/hostsFileStore";
+import { createEntry } from "../../../provider/hosts/logic/entries";
 import {
     recoverWithSidecar,
     SHARED_SIDECAR_DIRECTORY,
     sidecarNameFor,
     sidecarPathFor,
     writeWithSidecar,
-} from "../../provider/shared/files/inPlaceSidecar";
+} from "../../../provider/shared/files/inPlaceSidecar";
 import {
     finishedContent,
     parseSidecar,
     type SidecarRecord,
     sidecarBytes,
-} from "../../provider/shared/files/sidecarRecord";
-import { fileSignatureSync } from "../../provider/shared/files/signature";
-import { makeTempDir, REPO_ROOT, type TempDir } from "../support/projects";
-import { isRoot, NOBODY, runUnprivileged, skipBecause } from "../support/system";
+} from "../../../provider/shared/files/sidecarRecord";
+import { fileSignatureSync } from "../../../provider/shared/files/signature";
+import { makeTempDir, REPO_ROOT, type TempDir } from "../../support/projects";
+import { isRoot, NOBODY, runUnprivileged, skipBecause } from "../../support/system";
 
 const line = (n: number) => `10.0.${n >> 8}.${n & 255}\thost-${n}.test # entry ${n}\n`;
 const lines = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => line(from + i)).join("");
