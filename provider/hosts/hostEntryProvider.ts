@@ -18,7 +18,6 @@ import { shownOnItsRow } from "../shared/errors/engineEcho";
 import { LifecycleError } from "../shared/errors/lifecycleError";
 import { driftedInputs, keepingVersion, readAnswer, stamped, stateVersionOf } from "../shared/stateShape";
 import { isUnknown } from "../shared/unknown";
-import { ConnectionSettingsError } from "./errors/connectionSettingsError";
 import { EntryMachineError } from "./errors/entryMachineError";
 import { EntryNotFoundError } from "./errors/entryNotFoundError";
 import { HostEntryIdError } from "./errors/hostEntryIdError";
@@ -26,13 +25,7 @@ import type { CreateJournal } from "./io/createJournal";
 import type { HostsFileAccess } from "./io/hostsFileAccess";
 import { type HostsFileLocation, type HostsFileStore, journalKey } from "./io/hostsFileStore";
 import { checkHostEntry } from "./logic/check";
-import {
-    type CheckedConnection,
-    checkConnection,
-    type HostConnection,
-    type HostCredentials,
-    machineOf,
-} from "./logic/connection";
+import { type HostConnection, type HostCredentials, machineOf, usableConnection } from "./logic/connection";
 import { defaultHostsFile, HOSTS_FILE_CONFIG_KEY } from "./logic/defaultFile";
 import { diffHostEntry } from "./logic/diff";
 import {
@@ -112,7 +105,7 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
         stateVersionOf(props, `host entry ${id}`);
         // A refresh passes stored outputs, checked when they were written; a get passes the program's
         // `connection` as given, so it is checked here as create's is (defaults, validation).
-        const remote = props?.address === undefined ? getConnection(props) : props;
+        const remote = props?.address === undefined ? usableConnection(props?.connection, props?.credentials) : props;
         const machine = remote?.connection && machineOf(remote.connection);
         if (identity.machine !== machine) throw new EntryMachineError(id, identity.machine, machine);
         const file = props?.file ?? defaultHostsFile(this.configuredFile);
@@ -254,14 +247,4 @@ function identityFromId(id: string): EntryIdentity & { machine?: string } {
     const identity = parseId(id);
     if (!identity) throw new HostEntryIdError(id);
     return identity;
-}
-
-/** The `connection` a get was given, checked and with its defaults; a bad setting fails naming it. */
-function getConnection(props: Partial<HostEntryOutputs> | undefined): CheckedConnection | undefined {
-    const failures: { property: string; reason: string }[] = [];
-    const checked = checkConnection(props?.connection, props?.credentials, (property, reason) =>
-        failures.push({ property, reason }),
-    );
-    if (failures.length > 0) throw new ConnectionSettingsError(failures);
-    return checked;
 }

@@ -7,7 +7,7 @@ import { codeOf } from "../../shared/files/errno";
 import { ConnectionSettingsError } from "../errors/connectionSettingsError";
 import { HostsFileError } from "../errors/hostsFileError";
 import { HostsFileNotFoundError } from "../errors/hostsFileNotFoundError";
-import { checkConnection, REMOTE_DEFAULT_FILE } from "../logic/connection";
+import { REMOTE_DEFAULT_FILE, usableConnection } from "../logic/connection";
 import { HostsDocument } from "../logic/hostsDocument";
 import { SshMachines } from "../remote/sshMachines";
 
@@ -28,11 +28,10 @@ export async function readRemoteHostsFile(
     connection: object,
     file: string = REMOTE_DEFAULT_FILE,
 ): Promise<{ doc: HostsDocument; machineName?: string }> {
-    const failures: { property: string; reason: string }[] = [];
-    const checked = checkConnection(connection, undefined, (property, reason) => failures.push({ property, reason }));
-    if (!file.startsWith("/"))
-        failures.push({ property: "file", reason: `${JSON.stringify(file)} must be an absolute path on that machine` });
-    if (!checked || failures.length > 0) throw new ConnectionSettingsError(failures);
+    const checked = usableConnection(connection, undefined, (fail) => {
+        if (!file.startsWith("/")) fail("file", `${JSON.stringify(file)} must be an absolute path on that machine`);
+    });
+    if (!checked) throw new ConnectionSettingsError([]);
     const machines = new SshMachines();
     const access = machines.filesOn(checked.connection, checked.credentials);
     try {

@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import { describeCharacter, quote } from "../../shared/text";
 import { isUnknown } from "../../shared/unknown";
+import { ConnectionSettingsError } from "../errors/connectionSettingsError";
 import { addressFamily, canonicalAddress } from "./address";
 import { type HostKeyPin, parseHostKeyPin } from "./hostKey";
 import { foldCase, hostnameProblem } from "./hostname";
@@ -61,6 +62,23 @@ type Fail = (property: string, reason: string) => void;
 export interface CheckedConnection {
     connection: HostConnection;
     credentials: HostCredentials;
+}
+
+/**
+ * checkConnection for a caller without a check phase (a get, the read helpers): `alsoCheck` adds the
+ * caller's own checks, and any failure is one ConnectionSettingsError naming every failing field.
+ */
+export function usableConnection(
+    value: unknown,
+    credentials: unknown,
+    alsoCheck?: (fail: Fail) => void,
+): CheckedConnection | undefined {
+    const failures: { property: string; reason: string }[] = [];
+    const fail: Fail = (property, reason) => failures.push({ property, reason });
+    const checked = checkConnection(value, credentials, fail);
+    alsoCheck?.(fail);
+    if (failures.length > 0) throw new ConnectionSettingsError(failures);
+    return checked;
 }
 
 /**
