@@ -38,3 +38,16 @@ export function describeCharacter(character: string): string {
 export function messageOf(error: unknown): string {
     return error instanceof Error ? error.message : String(error);
 }
+
+/**
+ * Describes a bad input value for a check failure ("must be a string, not the number 5"): the one
+ * wording every resource uses. Strings are quoted (escaped, never raw); other values name their kind.
+ */
+export function describeInput(value: unknown): string {
+    if (value === undefined) return "nothing (it is required)";
+    if (value === null) return "null";
+    if (typeof value === "string") return value === "" ? "an empty string" : quote(value);
+    if (Array.isArray(value)) return "a list";
+    if (typeof value === "object") return "an object";
+    return `the ${typeof value} ${String(value)}`;
+}

@@ -3,7 +3,7 @@
 // comment or path) is refused here, so no later step ever writes unvalidated input.
 
 import type * as dynamic from "@pulumi/pulumi/dynamic";
-import { describeCharacter, INVISIBLE, quote } from "../../shared/text";
+import { describeCharacter, describeInput, INVISIBLE, quote } from "../../shared/text";
 import { isUnknown } from "../../shared/unknown";
 import { type HostEntryInputs, MAX_OWNER_LENGTH } from "../schema";
 import { addressFamily, canonicalAddress } from "./address";
@@ -40,7 +40,8 @@ export function checkHostEntry(news: Record<string, unknown>, defaultFile: () =>
         ? checkRemoteFile(news.file ?? REMOTE_DEFAULT_FILE, fail)
         : checkFile(news.file ?? defaultFile(), fail);
     const adopt = news.adopt ?? false;
-    if (typeof adopt !== "boolean" && !isUnknown(adopt)) fail("adopt", `must be true or false, not ${typeOf(adopt)}`);
+    if (typeof adopt !== "boolean" && !isUnknown(adopt))
+        fail("adopt", `must be true or false, not ${describeInput(adopt)}`);
 
     const inputs: HostEntryInputs = { address, names, file, adopt: adopt as boolean };
     if (comment !== undefined) inputs.comment = comment;
@@ -59,7 +60,7 @@ export function checkHostEntry(news: Record<string, unknown>, defaultFile: () =>
 function checkAddress(value: unknown, fail: (property: string, reason: string) => void): string {
     if (isUnknown(value)) return value as string;
     if (typeof value !== "string") {
-        fail("address", `must be an IPv4 or IPv6 address string, not ${typeOf(value)}`);
+        fail("address", `must be an IPv4 or IPv6 address string, not ${describeInput(value)}`);
         return "";
     }
     const whitespace = [...value].find((c) => /\s/u.test(c) || LINE_BREAKING_OR_CONTROL.test(c));
@@ -77,7 +78,7 @@ function checkAddress(value: unknown, fail: (property: string, reason: string) =
 function checkNames(value: unknown, fail: (property: string, reason: string) => void): string[] {
     if (isUnknown(value)) return value as unknown as string[];
     if (!Array.isArray(value)) {
-        fail("names", `must be a list of hostnames (canonical name first), not ${typeOf(value)}`);
+        fail("names", `must be a list of hostnames (canonical name first), not ${describeInput(value)}`);
         return [];
     }
     if (value.length === 0) {
@@ -89,7 +90,7 @@ function checkNames(value: unknown, fail: (property: string, reason: string) => 
         const property = `names[${index}]`;
         if (isUnknown(name)) return name as string;
         if (typeof name !== "string") {
-            fail(property, `must be a hostname string, not ${typeOf(name)}`);
+            fail(property, `must be a hostname string, not ${describeInput(name)}`);
             return "";
         }
         const problem = hostnameProblem(name);
@@ -111,7 +112,7 @@ function checkNames(value: unknown, fail: (property: string, reason: string) => 
 function checkComment(value: unknown, fail: (property: string, reason: string) => void): string | undefined {
     if (value === undefined || value === null || isUnknown(value)) return (value ?? undefined) as string | undefined;
     if (typeof value !== "string") {
-        fail("comment", `must be a string, not ${typeOf(value)}`);
+        fail("comment", `must be a string, not ${describeInput(value)}`);
         return undefined;
     }
     const bad = [...value].find((c) => LINE_BREAKING_OR_CONTROL.test(c));
@@ -126,7 +127,7 @@ function checkComment(value: unknown, fail: (property: string, reason: string) =
 function checkFile(value: unknown, fail: (property: string, reason: string) => void): string {
     if (isUnknown(value)) return value as string;
     if (typeof value !== "string" || value.length === 0) {
-        fail("file", `must be the path of a hosts file, not ${typeOf(value)}`);
+        fail("file", `must be the path of a hosts file, not ${describeInput(value)}`);
         return "";
     }
     const bad = [...value].find((c) => LINE_BREAKING_OR_CONTROL.test(c));
@@ -144,13 +145,4 @@ function checkRemoteFile(value: unknown, fail: (property: string, reason: string
         );
     }
     return file;
-}
-
-function typeOf(value: unknown): string {
-    if (value === undefined) return "missing (it is required)";
-    if (value === null) return "null";
-    if (Array.isArray(value)) return "a list";
-    if (typeof value === "string") return value === "" ? "an empty string" : `the string ${quote(value)}`;
-    if (typeof value === "object") return "an object";
-    return `the ${typeof value} ${String(value)}`;
 }

@@ -4,7 +4,7 @@
 // `checkConnection` first, so no unvalidated text reaches a remote command line or path.
 
 import { createHash } from "node:crypto";
-import { describeCharacter, quote } from "../../shared/text";
+import { describeCharacter, describeInput, quote } from "../../shared/text";
 import { isUnknown } from "../../shared/unknown";
 import { ConnectionSettingsError } from "../errors/connectionSettingsError";
 import { addressFamily, canonicalAddress } from "./address";
@@ -112,7 +112,7 @@ export function checkConnection(value: unknown, credentials: unknown, fail: Fail
     if (agent !== undefined) connection.agentSocketPath = agent;
     if (given.privilege !== undefined && given.privilege !== null && !isUnknown(given.privilege)) {
         if (given.privilege === "sudo") connection.privilege = "sudo";
-        else fail("connection.privilege", `must be "sudo" (or left out), not ${describe(given.privilege)}`);
+        else fail("connection.privilege", `must be "sudo" (or left out), not ${describeInput(given.privilege)}`);
     }
     const sftpServer = checkPath("sftpServer", given.sftpServer, fail);
     if (sftpServer !== undefined) connection.sftpServer = sftpServer;
@@ -172,7 +172,7 @@ export function hostKeyPinOf(connection: HostConnection): HostKeyPin | undefined
 function checkHost(value: unknown, fail: Fail): string {
     if (isUnknown(value)) return value as string;
     if (typeof value !== "string" || value.length === 0) {
-        fail("connection.host", `must be the SSH server's hostname or IP address, not ${describe(value)}`);
+        fail("connection.host", `must be the SSH server's hostname or IP address, not ${describeInput(value)}`);
         return "";
     }
     const unbracketed = /^\[.*\]$/.test(value) ? value.slice(1, -1) : value;
@@ -189,7 +189,7 @@ function checkPort(value: unknown, fail: Fail): number {
     if (value === undefined || value === null) return DEFAULT_SSH_PORT;
     if (isUnknown(value)) return value as number;
     if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > 65535) {
-        fail("connection.port", `must be a TCP port from 1 to 65535, not ${describe(value)}`);
+        fail("connection.port", `must be a TCP port from 1 to 65535, not ${describeInput(value)}`);
         return DEFAULT_SSH_PORT;
     }
     return value;
@@ -201,7 +201,7 @@ function checkUser(value: unknown, fail: Fail): string {
     if (typeof value !== "string" || !USER_NAME.test(value)) {
         fail(
             "connection.user",
-            `must be a user name (letters, digits, "_", ".", "-"; at most 32), not ${describe(value)}`,
+            `must be a user name (letters, digits, "_", ".", "-"; at most 32), not ${describeInput(value)}`,
         );
         return DEFAULT_SSH_USER;
     }
@@ -213,7 +213,7 @@ function checkHostKey(value: unknown, fail: Fail): string | undefined {
     if (typeof value !== "string") {
         fail(
             "connection.hostKey",
-            `must be the server's public host key or its SHA256 fingerprint, not ${describe(value)}`,
+            `must be the server's public host key or its SHA256 fingerprint, not ${describeInput(value)}`,
         );
         return undefined;
     }
@@ -236,7 +236,7 @@ function checkPath(field: string, value: unknown, fail: Fail): string | undefine
         const why = bad === undefined ? "" : ` (it contains ${describeCharacter(bad)})`;
         fail(
             `connection.${field}`,
-            `must be an absolute path of letters, digits and "._+-/" without "..", not ${describe(value)}${why}`,
+            `must be an absolute path of letters, digits and "._+-/" without "..", not ${describeInput(value)}${why}`,
         );
         return undefined;
     }
@@ -276,13 +276,4 @@ function asObject(value: unknown): Record<string, unknown> {
     return typeof value === "object" && value !== null && !Array.isArray(value)
         ? (value as Record<string, unknown>)
         : {};
-}
-
-function describe(value: unknown): string {
-    if (value === undefined) return "missing";
-    if (value === null) return "null";
-    if (typeof value === "string") return value === "" ? "an empty string" : quote(value);
-    if (Array.isArray(value)) return "a list";
-    if (typeof value === "object") return "an object";
-    return `the ${typeof value} ${String(value)}`;
 }

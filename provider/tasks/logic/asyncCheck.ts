@@ -4,13 +4,14 @@
 // that does not parse, a body that is not a JSON object, a path parameter that would leave its segment.
 
 import type * as dynamic from "@pulumi/pulumi/dynamic";
+import { describeInput } from "../../shared/text";
 import { containsUnknown, isUnknown } from "../../shared/unknown";
 import type { ApiInputs, AsyncResourceInputs, GenericDialectInputs, LookupInputs } from "../asyncResourceSchema";
 import { type DatastoreTimeouts, TIMEOUT_KEYS } from "../datastoreSchema";
 import { DIALECT_NAMES, type DialectName } from "../protocol/dialects/dialect";
 import { parsePathTemplate, segmentProblem } from "../protocol/pathTemplate";
 import { resolve, type SpecProblem } from "./asyncSpec";
-import { createToken, describe, type Fail, flag, recordedCustomTimeouts, timeouts } from "./checkFields";
+import { createToken, type Fail, flag, recordedCustomTimeouts, timeouts } from "./checkFields";
 
 /** How deep a body may nest: deeper is no API's resource, and would only cost the process. */
 const MAX_BODY_DEPTH = 32;
@@ -49,7 +50,7 @@ export function checkAsyncResource(news: Record<string, unknown>): {
     if (news.idField !== undefined && news.idField !== null) inputs.idField = text("idField", news.idField, fail);
     if (news.key !== undefined && news.key !== null) {
         const problem = isUnknown(news.key) ? undefined : segmentProblem(news.key);
-        if (problem) fail("key", `${describe(news.key)} cannot be a natural key: ${problem}`);
+        if (problem) fail("key", `${describeInput(news.key)} cannot be a natural key: ${problem}`);
         else inputs.key = news.key as string;
     }
     const found = lookup(news.lookup, fail);
@@ -82,7 +83,7 @@ function api(value: unknown, fail: Fail): ApiInputs {
     if (typeof value !== "object" || value === null || Array.isArray(value)) {
         fail(
             "api",
-            `must be an object such as { url: "https://api.example.com", dialect: "generic" }, not ${describe(value)}`,
+            `must be an object such as { url: "https://api.example.com", dialect: "generic" }, not ${describeInput(value)}`,
         );
         return { url: "", dialect: "generic" };
     }
@@ -96,14 +97,18 @@ function api(value: unknown, fail: Fail): ApiInputs {
             return;
         }
         const { pattern, what } = OPTIONAL_API_KEYS[name];
-        if (typeof field !== "string" || !pattern.test(field)) fail(`api.${name}`, `${describe(field)} is not ${what}`);
+        if (typeof field !== "string" || !pattern.test(field))
+            fail(`api.${name}`, `${describeInput(field)} is not ${what}`);
         else result[name] = field;
     };
     for (const name of Object.keys(OPTIONAL_API_KEYS) as OptionalApiKey[]) optional(name);
     if (isUnknown(given.generic)) result.generic = given.generic as unknown as GenericDialectInputs;
     else if (given.generic !== undefined && given.generic !== null) {
         if (typeof given.generic !== "object" || Array.isArray(given.generic)) {
-            fail("api.generic", `must be an object of the generic dialect's options, not ${describe(given.generic)}`);
+            fail(
+                "api.generic",
+                `must be an object of the generic dialect's options, not ${describeInput(given.generic)}`,
+            );
         } else {
             const options = given.generic as Record<string, unknown>;
             for (const key of Object.keys(options)) {
@@ -116,7 +121,7 @@ function api(value: unknown, fail: Fail): ApiInputs {
             const method = (name: "createMethod" | "updateMethod", allowed: string[]) => {
                 const given = options[name];
                 if (given !== undefined && !allowed.includes(given as string))
-                    fail(`api.generic.${name}`, `${describe(given)} is not one of ${allowed.join(", ")}`);
+                    fail(`api.generic.${name}`, `${describeInput(given)} is not one of ${allowed.join(", ")}`);
             };
             method("createMethod", ["POST", "PUT"]);
             method("updateMethod", ["PATCH", "PUT", "POST"]);
@@ -153,7 +158,7 @@ type OptionalApiKey = keyof typeof OPTIONAL_API_KEYS;
 function url(value: unknown, fail: Fail): string {
     if (isUnknown(value)) return value as string;
     if (typeof value !== "string") {
-        fail("api.url", `must be the API's URL such as "https://api.example.com", not ${describe(value)}`);
+        fail("api.url", `must be the API's URL such as "https://api.example.com", not ${describeInput(value)}`);
         return "";
     }
     let parsed: URL;
@@ -162,7 +167,7 @@ function url(value: unknown, fail: Fail): string {
     } catch {
         // It may still carry credentials: never repeat them.
         const shown = value.replace(/^([^/]*\/\/)[^/@]*@/, "$1***@");
-        fail("api.url", `${describe(shown)} is not a URL; write it as https://host[:port][/base]`);
+        fail("api.url", `${describeInput(shown)} is not a URL; write it as https://host[:port][/base]`);
         return value;
     }
     if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
@@ -183,7 +188,7 @@ function url(value: unknown, fail: Fail): string {
 function dialect(value: unknown, fail: Fail): DialectName {
     if (isUnknown(value)) return value as DialectName;
     if (typeof value !== "string" || !(DIALECT_NAMES as readonly string[]).includes(value)) {
-        fail("api.dialect", `${describe(value)} is no dialect; use ${DIALECT_NAMES.join(", ")}`);
+        fail("api.dialect", `${describeInput(value)} is no dialect; use ${DIALECT_NAMES.join(", ")}`);
         return "generic";
     }
     return value as DialectName;
@@ -192,7 +197,7 @@ function dialect(value: unknown, fail: Fail): DialectName {
 function text(property: string, value: unknown, fail: Fail): string {
     if (isUnknown(value)) return value as string;
     if (typeof value !== "string" || value.length === 0) {
-        fail(property, `must be a non-empty string, not ${describe(value)}`);
+        fail(property, `must be a non-empty string, not ${describeInput(value)}`);
         return "";
     }
     return value;
@@ -202,13 +207,13 @@ function parameters(value: unknown, fail: Fail): Record<string, string> {
     if (value === undefined || value === null) return {};
     if (isUnknown(value)) return value as unknown as Record<string, string>;
     if (typeof value !== "object" || Array.isArray(value)) {
-        fail("pathParameters", `must be an object of strings, not ${describe(value)}`);
+        fail("pathParameters", `must be an object of strings, not ${describeInput(value)}`);
         return {};
     }
     const result: Record<string, string> = {};
     for (const [name, parameter] of Object.entries(value as Record<string, unknown>)) {
         const problem = isUnknown(parameter) ? undefined : segmentProblem(parameter);
-        if (problem) fail(`pathParameters.${name}`, `${describe(parameter)} cannot be a path segment: ${problem}`);
+        if (problem) fail(`pathParameters.${name}`, `${describeInput(parameter)} cannot be a path segment: ${problem}`);
         else result[name] = parameter as string;
     }
     return result;
@@ -226,7 +231,7 @@ function body(value: unknown, fail: Fail): Record<string, unknown> {
     }
     if (isUnknown(parsed)) return parsed as unknown as Record<string, unknown>;
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-        fail("body", `must be a JSON object (the resource as the API takes it), not ${describe(parsed)}`);
+        fail("body", `must be a JSON object (the resource as the API takes it), not ${describeInput(parsed)}`);
         return {};
     }
     const problem = jsonProblem(parsed, 0);
@@ -250,7 +255,7 @@ function names(property: string, value: unknown, fail: Fail): string[] {
     if (value === undefined || value === null) return [];
     if (isUnknown(value)) return value as unknown as string[];
     if (!Array.isArray(value) || value.some((name) => typeof name !== "string" || name.length === 0)) {
-        fail(property, `must be a list of body property names, not ${describe(value)}`);
+        fail(property, `must be a list of body property names, not ${describeInput(value)}`);
         return [];
     }
     return value as string[];
@@ -260,7 +265,10 @@ function lookup(value: unknown, fail: Fail): LookupInputs | undefined {
     if (value === undefined || value === null) return undefined;
     if (isUnknown(value)) return value as unknown as LookupInputs;
     if (typeof value !== "object" || Array.isArray(value)) {
-        fail("lookup", `must be an object such as { query: "name={key}", items: "items" }, not ${describe(value)}`);
+        fail(
+            "lookup",
+            `must be an object such as { query: "name={key}", items: "items" }, not ${describeInput(value)}`,
+        );
         return undefined;
     }
     const given = value as Record<string, unknown>;

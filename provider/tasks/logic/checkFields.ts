@@ -2,7 +2,7 @@
 // one way a bad value is described in a check failure.
 
 import { parseDuration } from "../../shared/duration";
-import { describeCharacter, quote } from "../../shared/text";
+import { describeCharacter, describeInput } from "../../shared/text";
 import { isUnknown } from "../../shared/unknown";
 import { type CustomTimeouts, type DatastoreTimeouts, TIMEOUT_KEYS } from "../datastoreSchema";
 
@@ -15,7 +15,7 @@ export function createToken(value: unknown, fail: Fail): string | undefined {
     if (value === undefined || value === null || isUnknown(value)) return (value ?? undefined) as string | undefined;
     // 240, not the header's 255: the keys of later creates append "~<n>" (see createKey).
     if (typeof value !== "string" || value.length === 0 || value.length > 240) {
-        fail("createToken", `${describe(value)} is not a token of 1 to 240 characters`);
+        fail("createToken", `${describeInput(value)} is not a token of 1 to 240 characters`);
         return undefined;
     }
     const bad = [...value].find((c) => !TOKEN_CHARACTER.test(c));
@@ -33,7 +33,7 @@ export function timeouts(value: unknown, fail: Fail): DatastoreTimeouts | undefi
     if (value === undefined || value === null || isUnknown(value))
         return (value ?? undefined) as DatastoreTimeouts | undefined;
     if (typeof value !== "object" || Array.isArray(value)) {
-        fail("timeouts", `must be an object such as { create: "30m" }, not ${describe(value)}`);
+        fail("timeouts", `must be an object such as { create: "30m" }, not ${describeInput(value)}`);
         return undefined;
     }
     const result: DatastoreTimeouts = {};
@@ -44,7 +44,7 @@ export function timeouts(value: unknown, fail: Fail): DatastoreTimeouts | undefi
         }
         if (duration === undefined || isUnknown(duration)) continue;
         if (typeof duration !== "string") {
-            fail(`timeouts.${key}`, `must be a duration string such as "30m", not ${describe(duration)}`);
+            fail(`timeouts.${key}`, `must be a duration string such as "30m", not ${describeInput(duration)}`);
             continue;
         }
         const parsed = parseDuration(duration);
@@ -71,13 +71,6 @@ export function recordedCustomTimeouts(value: unknown): CustomTimeouts | undefin
 export function flag(property: string, value: unknown, fail: Fail): boolean {
     if (value === undefined || value === null) return false;
     if (isUnknown(value)) return value as unknown as boolean;
-    if (typeof value !== "boolean") fail(property, `must be true or false, not ${describe(value)}`);
+    if (typeof value !== "boolean") fail(property, `must be true or false, not ${describeInput(value)}`);
     return value === true;
-}
-
-export function describe(value: unknown): string {
-    if (value === undefined) return "nothing (it is required)";
-    if (typeof value === "string") return quote(value);
-    if (typeof value === "object") return value === null ? "null" : Array.isArray(value) ? "a list" : "an object";
-    return String(value);
 }

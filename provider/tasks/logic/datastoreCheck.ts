@@ -3,7 +3,7 @@
 // (it becomes a header), sizes are whole bytes the API accepts, and timeouts parse.
 
 import type * as dynamic from "@pulumi/pulumi/dynamic";
-import { describeCharacter, quote } from "../../shared/text";
+import { describeCharacter, describeInput, quote } from "../../shared/text";
 import { isUnknown } from "../../shared/unknown";
 import type { DatastoreInputs } from "../datastoreSchema";
 import {
@@ -14,7 +14,7 @@ import {
     MIN_DATASTORE_SIZE_IN_BYTES,
     UUID_PATTERN,
 } from "../protocol/wire";
-import { createToken, describe, type Fail, flag, recordedCustomTimeouts, timeouts } from "./checkFields";
+import { createToken, type Fail, flag, recordedCustomTimeouts, timeouts } from "./checkFields";
 
 /** Validates and normalizes raw inputs; `olds` are the previous inputs (for the no-shrink rule). */
 export function checkDatastore(
@@ -58,7 +58,7 @@ function sameDatastore(olds: Partial<DatastoreInputs> | undefined, news: Record<
 function uuid(property: string, value: unknown, fail: Fail): string {
     if (isUnknown(value)) return value as string;
     if (typeof value !== "string" || !UUID_PATTERN.test(value)) {
-        fail(property, `${describe(value)} is not a UUID (8-4-4-4-12 hexadecimal digits)`);
+        fail(property, `${describeInput(value)} is not a UUID (8-4-4-4-12 hexadecimal digits)`);
         return typeof value === "string" ? value : "";
     }
     return value.toLowerCase();
@@ -70,7 +70,7 @@ function name(value: unknown, fail: Fail): string {
         const bad = typeof value === "string" ? [...value].find((c) => !DATASTORE_NAME_CHARACTER.test(c)) : undefined;
         const why =
             typeof value !== "string"
-                ? `must be a string, not ${describe(value)}`
+                ? `must be a string, not ${describeInput(value)}`
                 : value.length === 0 || value.length > 80
                   ? `${quote(value)} has ${value.length} characters; a name has 1 to 80`
                   : `${quote(value)} contains ${describeCharacter(bad ?? "")}; use letters, digits, ".", "_" and "-"`;
@@ -85,7 +85,7 @@ function size(value: unknown, previous: number | undefined, fail: Fail): number 
     if (typeof value !== "number" || !Number.isSafeInteger(value) || value < MIN_DATASTORE_SIZE_IN_BYTES) {
         fail(
             "sizeInBytes",
-            `${describe(value)} is not a whole number of bytes of at least ${MIN_DATASTORE_SIZE_IN_BYTES} (1 GiB)`,
+            `${describeInput(value)} is not a whole number of bytes of at least ${MIN_DATASTORE_SIZE_IN_BYTES} (1 GiB)`,
         );
         return typeof value === "number" ? value : 0;
     }
@@ -103,7 +103,7 @@ function datastoreType(value: unknown, fail: Fail): DatastoreType {
     if (isUnknown(value)) return value as DatastoreType;
     const upper = typeof value === "string" ? value.toUpperCase() : undefined;
     if (!upper || !(DATASTORE_TYPES as readonly string[]).includes(upper)) {
-        fail("datastoreType", `${describe(value)} is not one of ${DATASTORE_TYPES.join(", ")}`);
+        fail("datastoreType", `${describeInput(value)} is not one of ${DATASTORE_TYPES.join(", ")}`);
         return "VMFS";
     }
     return upper as DatastoreType;

@@ -73,7 +73,7 @@ describe("checkHostEntry", () => {
                 "address",
                 "must be an IPv4 or IPv6 address string, not the number 5",
             ],
-            ["a missing address", { address: undefined }, "address", "not missing (it is required)"],
+            ["a missing address", { address: undefined }, "address", "not nothing (it is required)"],
             ["a null address", { address: null }, "address", "string, not null"],
             ["an address list", { address: ["10.0.0.5"] }, "address", "not a list"],
             [
@@ -111,9 +111,9 @@ describe("checkHostEntry", () => {
                 "names as a string",
                 { names: "web.internal" },
                 "names",
-                'must be a list of hostnames (canonical name first), not the string "web.internal"',
+                'must be a list of hostnames (canonical name first), not "web.internal"',
             ],
-            ["missing names", { names: undefined }, "names", "not missing (it is required)"],
+            ["missing names", { names: undefined }, "names", "not nothing (it is required)"],
             ["names as an object", { names: { 0: "web" } }, "names", "not an object"],
             [
                 "an empty names list",
@@ -276,7 +276,7 @@ describe("checkHostEntry", () => {
             ["a file path with a NUL", { file: "/etc/hosts\0" }, "file", "contains the control character U+0000"],
             ["an empty file path", { file: "" }, "file", "must be the path of a hosts file, not an empty string"],
             ["a numeric file", { file: 5 }, "file", "not the number 5"],
-            ["adopt as a string", { adopt: "yes" }, "adopt", 'must be true or false, not the string "yes"'],
+            ["adopt as a string", { adopt: "yes" }, "adopt", 'must be true or false, not "yes"'],
             ["adopt as a number", { adopt: 1 }, "adopt", "must be true or false, not the number 1"],
             ["adopt as an object", { adopt: {} }, "adopt", "must be true or false, not an object"],
         ];

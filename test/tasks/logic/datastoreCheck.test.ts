@@ -131,7 +131,7 @@ describe("checkDatastore", () => {
         it("says what it got", () => {
             refuse(raw({ clusterId: "cluster-7" }), "clusterId", /^"cluster-7" is not a UUID/);
             refuse(raw({ clusterId: undefined }), "clusterId", /^nothing \(it is required\) is not a UUID/);
-            refuse(raw({ clusterId: 7 }), "clusterId", /^7 is not a UUID/);
+            refuse(raw({ clusterId: 7 }), "clusterId", /^the number 7 is not a UUID/);
         });
     });
 
@@ -153,7 +153,7 @@ describe("checkDatastore", () => {
             ["ds\t19", /contains a tab/],
             ["ds\n19", /^"ds\\n19" contains a line break \(U\+000A\)/],
             ["ds\u202e19", /^"ds\\u202e19" contains the control character U\+202E/],
-            [19, /^must be a string, not 19$/],
+            [19, /^must be a string, not the number 19$/],
             [undefined, /^must be a string, not nothing \(it is required\)$/],
             [["ds19"], /^must be a string, not a list$/],
         ];
@@ -173,13 +173,13 @@ describe("checkDatastore", () => {
         }
 
         const bad: [value: unknown, shown: string][] = [
-            [GIB - 1, String(GIB - 1)],
-            [0, "0"],
-            [-16 * GIB, String(-16 * GIB)],
-            [1.5 * GIB + 0.5, String(1.5 * GIB + 0.5)],
-            [Number.NaN, "NaN"],
-            [Number.POSITIVE_INFINITY, "Infinity"],
-            [2 ** 53, String(2 ** 53)],
+            [GIB - 1, `the number ${GIB - 1}`],
+            [0, "the number 0"],
+            [-16 * GIB, `the number ${-16 * GIB}`],
+            [1.5 * GIB + 0.5, `the number ${1.5 * GIB + 0.5}`],
+            [Number.NaN, "the number NaN"],
+            [Number.POSITIVE_INFINITY, "the number Infinity"],
+            [2 ** 53, `the number ${2 ** 53}`],
             [String(16 * GIB), `"${16 * GIB}"`],
             [undefined, "nothing (it is required)"],
             [null, "null"],
@@ -257,10 +257,10 @@ describe("checkDatastore", () => {
 
         const bad: [value: unknown, shown: string][] = [
             ["ext4", '"ext4"'],
-            ["", '""'],
+            ["", "an empty string"],
             [" VMFS", '" VMFS"'],
             ["NFS3", '"NFS3"'],
-            [1, "1"],
+            [1, "the number 1"],
             [undefined, "nothing (it is required)"],
         ];
         for (const [value, shown] of bad) {
@@ -297,10 +297,10 @@ describe("checkDatastore", () => {
         });
 
         const bad: [value: unknown, reason: RegExp][] = [
-            ["", /^"" is not a token of 1 to 240 characters$/],
+            ["", /^an empty string is not a token of 1 to 240 characters$/],
             ["x".repeat(241), /is not a token of 1 to 240 characters$/],
-            [42, /^42 is not a token of 1 to 240 characters$/],
-            [true, /^true is not a token/],
+            [42, /^the number 42 is not a token of 1 to 240 characters$/],
+            [true, /^the boolean true is not a token/],
             [{}, /^an object is not a token/],
             ["my token", /^contains a space; a token is printable ASCII without spaces \(it is sent as a header\)$/],
             ["tok\tx", /^contains a tab;/],
@@ -347,7 +347,7 @@ describe("checkDatastore", () => {
         const bad: [timeouts: unknown, property: string, reason: RegExp][] = [
             ["30m", "timeouts", /^must be an object such as \{ create: "30m" \}, not "30m"$/],
             [["30m"], "timeouts", /, not a list$/],
-            [30, "timeouts", /, not 30$/],
+            [30, "timeouts", /, not the number 30$/],
             [
                 { destroy: "5m" },
                 "timeouts.destroy",
@@ -359,7 +359,7 @@ describe("checkDatastore", () => {
             [{ update: "0s" }, "timeouts.update", /^"0s" is not a positive duration$/],
             [{ delete: "" }, "timeouts.delete", /is empty/],
             [{ create: "30" }, "timeouts.create", /use h, m, s or ms/],
-            [{ create: 1800 }, "timeouts.create", /^must be a duration string such as "30m", not 1800$/],
+            [{ create: 1800 }, "timeouts.create", /^must be a duration string such as "30m", not the number 1800$/],
             [{ create: null }, "timeouts.create", /, not null$/],
         ];
         for (const [timeouts, property, reason] of bad) {
@@ -393,8 +393,8 @@ describe("checkDatastore", () => {
             for (const [value, shown] of [
                 ["true", '"true"'],
                 ["yes", '"yes"'],
-                [1, "1"],
-                [0, "0"],
+                [1, "the number 1"],
+                [0, "the number 0"],
                 [{}, "an object"],
             ] as const) {
                 it(`${property}: refuses ${shown}, and reads it as false`, () => {
