@@ -10,7 +10,7 @@ import hostEntryShim = require("./hostEntryShim");
 
 import { programDefaultFile } from "./io/programDefaultFile";
 import { REMOTE_DEFAULT_FILE } from "./logic/connection";
-import { HOST_ENTRY_MODULE, HOST_ENTRY_TYPE } from "./schema";
+import { HOST_ENTRY_MODULE, HOST_ENTRY_TYPE } from "./hostEntrySchema";
 
 /** The arguments of a `hosts.HostEntry`. */
 export interface HostEntryArgs {

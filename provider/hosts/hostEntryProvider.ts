@@ -40,7 +40,7 @@ import {
     renderLine,
     updateEntry,
 } from "./logic/entries";
-import type { HostEntryInputs, HostEntryOutputs } from "./schema";
+import type { HostEntryInputs, HostEntryOutputs } from "./hostEntrySchema";
 
 /** The hosts files of another machine, reached with a connection (hosts/remote/); one per machine and login. */
 export type RemoteFiles = (connection: HostConnection, credentials: HostCredentials) => HostsFileAccess;

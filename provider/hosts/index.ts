@@ -25,4 +25,4 @@ export {
 } from "./io/lookup";
 export type { AddressFamily } from "./logic/address";
 export { HOSTS_FILE_CONFIG_KEY, osHostsFile } from "./logic/defaultFile";
-export type { HostEntryInputs, HostEntryOutputs } from "./schema";
+export type { HostEntryInputs, HostEntryOutputs } from "./hostEntrySchema";

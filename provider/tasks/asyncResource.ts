@@ -16,6 +16,7 @@ import {
     type PendingOperation,
 } from "./asyncResourceSchema";
 import type { DialectName } from "./protocol/dialects/dialect";
+import type { OperationTimeoutsArgs } from "./timeoutsSchema";
 
 /** Where an API is, how it follows writes, and where its token is found. */
 export interface AsyncApiArgs {
@@ -77,12 +78,7 @@ export interface AsyncResourceArgs {
      */
     createToken?: pulumi.Input<string>;
     /** Longest time per operation ("30m", "1h30m"): 20m for create, update and delete, 5m for read. */
-    timeouts?: pulumi.Input<{
-        create?: pulumi.Input<string>;
-        read?: pulumi.Input<string>;
-        update?: pulumi.Input<string>;
-        delete?: pulumi.Input<string>;
-    }>;
+    timeouts?: OperationTimeoutsArgs;
     /** Take over an existing resource with the same natural key (the program's body is sent to it). */
     adopt?: pulumi.Input<boolean>;
     /** Keep a tainted resource instead of replacing it: the next `up` looks it up by its natural key. */

@@ -1,7 +1,7 @@
 // The resolved shapes of a tasks.AsyncResource, shared by the program side and the provider side.
 
-import type { CustomTimeouts, DatastoreTimeouts } from "./datastoreSchema";
 import type { DialectName, WriteKind } from "./protocol/dialects/dialect";
+import type { CustomTimeouts, OperationTimeouts } from "./timeoutsSchema";
 
 /** Resource type token module and name: `pulumi-nodejs:dynamic/tasks:AsyncResource`. */
 export const ASYNC_RESOURCE_MODULE = "tasks";
@@ -86,7 +86,7 @@ export interface AsyncResourceInputs {
     /** Body properties (top-level names) whose change replaces the resource; the others update it. */
     replaceOnChanges: string[];
     createToken?: string;
-    timeouts?: DatastoreTimeouts;
+    timeouts?: OperationTimeouts;
     /** The resource's customTimeouts option, recorded by the resource class; never a change. */
     customTimeouts?: CustomTimeouts;
     adopt: boolean;

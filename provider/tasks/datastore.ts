@@ -11,6 +11,7 @@ import datastoreShim = require("./datastoreShim");
 
 import { DATASTORE_MODULE, DATASTORE_TYPE_NAME } from "./datastoreSchema";
 import type { DatastoreState, DatastoreType } from "./protocol/wire";
+import type { OperationTimeoutsArgs } from "./timeoutsSchema";
 import { warnIfTokenInClear } from "./tokenWarning";
 
 /** The arguments of a `tasks.Datastore`. */
@@ -35,12 +36,7 @@ export interface DatastoreArgs {
      * Longest time per operation, as durations ("30m", "1h30m"): 20m each for create, update and delete
      * (they wait for tasks), 5m for read (refresh, `Datastore.get`, import).
      */
-    timeouts?: pulumi.Input<{
-        create?: pulumi.Input<string>;
-        read?: pulumi.Input<string>;
-        update?: pulumi.Input<string>;
-        delete?: pulumi.Input<string>;
-    }>;
+    timeouts?: OperationTimeoutsArgs;
     /** Take over an existing datastore with the same natural key (size and type must match, state OK). */
     adopt?: pulumi.Input<boolean>;
     /**

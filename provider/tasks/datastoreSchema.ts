@@ -1,27 +1,10 @@
 // The resolved shapes of a tasks.Datastore, shared by the program side and the provider side.
 
 import type { DatastoreState, DatastoreType } from "./protocol/wire";
+import type { CustomTimeouts, OperationTimeouts } from "./timeoutsSchema";
 
-/**
- * The operations that take a `timeouts` entry. create, update and delete default to 20 minutes (they
- * wait for tasks); read (refresh, `Datastore.get`, import) defaults to 5 minutes: one lookup, retried
- * through throttling and transient failures, must still end.
- */
-export const TIMEOUT_KEYS = ["create", "read", "update", "delete"] as const;
-
-/** Longest wait per operation, as durations ("30m", "1h30m"). */
-export type DatastoreTimeouts = { [operation in (typeof TIMEOUT_KEYS)[number]]?: string };
-
-/**
- * The resource's `customTimeouts` option as its program last gave it (the resource class records it):
- * what bounds an operation whose own call from the engine was not heard, such as the first delete of a
- * `pulumi destroy` (see io/asyncLifecycle.ts, deadline).
- */
-export interface CustomTimeouts {
-    create?: string;
-    update?: string;
-    delete?: string;
-}
+/** @deprecated The timeouts of every tasks resource: use {@link OperationTimeouts}. */
+export type DatastoreTimeouts = OperationTimeouts;
 
 /** Resolved inputs of a `tasks.Datastore`, as `check` returns them. */
 export interface DatastoreInputs {
@@ -35,7 +18,7 @@ export interface DatastoreInputs {
     datastoreType: DatastoreType;
     /** Idempotency key of the create request: a retried or interrupted create never makes a second datastore. */
     createToken?: string;
-    timeouts?: DatastoreTimeouts;
+    timeouts?: OperationTimeouts;
     /** The resource's customTimeouts option, recorded by the resource class; never a change. */
     customTimeouts?: CustomTimeouts;
     /** Take over an existing datastore with the same natural key (size and type must match). */

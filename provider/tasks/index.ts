@@ -40,3 +40,4 @@ export { TaskApiContractError } from "./errors/taskApiContractError";
 export { TaskApiError } from "./errors/taskApiError";
 export { TaskApiUnreachableError } from "./errors/taskApiUnreachableError";
 export type { DatastoreState, DatastoreType } from "./protocol/wire";
+export type { CustomTimeouts, OperationTimeouts, OperationTimeoutsArgs } from "./timeoutsSchema";

@@ -190,7 +190,7 @@ interface Measured {
 type ProviderModule = typeof import("../../provider/hosts/hostEntryProvider");
 type StoreModule = typeof import("../../provider/hosts/io/hostsFileStore");
 type JournalModule = typeof import("../../provider/hosts/io/createJournal");
-type HostEntryInputs = import("../../provider/hosts/schema").HostEntryInputs;
+type HostEntryInputs = import("../../provider/hosts/hostEntrySchema").HostEntryInputs;
 type MachinesModule = typeof import("../../provider/hosts/remote/sshMachines");
 
 const dist = (path: string) => join(REPO_ROOT, "dist", "hosts", path);

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { HostEntryProvider } from "../../provider/hosts/hostEntryProvider";
 import { CreateJournal } from "../../provider/hosts/io/createJournal";
 import { HostsFileStore } from "../../provider/hosts/io/hostsFileStore";
-import type { HostEntryInputs } from "../../provider/hosts/schema";
+import type { HostEntryInputs } from "../../provider/hosts/hostEntrySchema";
 import { fixture } from "../support/hostsFixtures";
 import { makeProject } from "../support/projects";
 

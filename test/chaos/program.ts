@@ -4,7 +4,8 @@
 // one can be written out, shrunk and replayed.
 
 import { seededRandom } from "../../provider/shared/random";
-import { type DatastoreTimeouts, type NaturalKey, TIMEOUT_KEYS } from "../../provider/tasks/datastoreSchema";
+import type { NaturalKey } from "../../provider/tasks/datastoreSchema";
+import { type OperationTimeouts, TIMEOUT_KEYS } from "../../provider/tasks/timeoutsSchema";
 import { type FaultKind, pick, type RouteKind } from "./faults";
 
 export const GIB = 1024 ** 3;
@@ -32,7 +33,7 @@ export interface ResourceSpec {
     readonly adopt: boolean;
     readonly untaint: boolean;
     readonly createToken?: string;
-    readonly timeouts?: DatastoreTimeouts;
+    readonly timeouts?: OperationTimeouts;
 }
 
 export type Step =
@@ -93,7 +94,7 @@ export interface Script {
 /** Whether the provider under test takes `timeouts.read` (the code before issue 18's fixes did not). */
 const READ_TIMEOUTS = (TIMEOUT_KEYS as readonly string[]).includes("read");
 
-const TIMEOUTS: readonly (DatastoreTimeouts | undefined)[] = [
+const TIMEOUTS: readonly (OperationTimeouts | undefined)[] = [
     undefined,
     undefined,
     undefined,
@@ -102,7 +103,7 @@ const TIMEOUTS: readonly (DatastoreTimeouts | undefined)[] = [
     { create: "1h", update: "1h", delete: "1h" },
     { update: "30s", delete: "1m" },
     { create: "1000h", update: "1000h", delete: "1000h" },
-    ...(READ_TIMEOUTS ? [{ read: "30s" } as DatastoreTimeouts, { read: "1000h" } as DatastoreTimeouts] : []),
+    ...(READ_TIMEOUTS ? [{ read: "30s" } as OperationTimeouts, { read: "1000h" } as OperationTimeouts] : []),
 ];
 
 export function urnOf(key: NaturalKey): string {

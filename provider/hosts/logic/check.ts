@@ -5,7 +5,7 @@
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { describeCharacter, describeInput, INVISIBLE, quote } from "../../shared/text";
 import { isUnknown } from "../../shared/unknown";
-import { type HostEntryInputs, MAX_OWNER_LENGTH } from "../schema";
+import { type HostEntryInputs, MAX_OWNER_LENGTH } from "../hostEntrySchema";
 import { addressFamily, canonicalAddress } from "./address";
 import { checkConnection, REMOTE_DEFAULT_FILE } from "./connection";
 import { foldCase, hostnameProblem } from "./hostname";

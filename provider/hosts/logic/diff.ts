@@ -3,7 +3,7 @@
 import { canonicalJson } from "../../shared/canonicalJson";
 import type { ResourceDiff } from "../../shared/resourceDiff";
 import { containsUnknown, isUnknown } from "../../shared/unknown";
-import type { HostEntryInputs, HostEntryOutputs } from "../schema";
+import type { HostEntryInputs, HostEntryOutputs } from "../hostEntrySchema";
 import { addressFamily } from "./address";
 import { machineOf } from "./connection";
 import { type EntryIdentity, parseId } from "./entries";

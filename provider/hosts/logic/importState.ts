@@ -11,7 +11,7 @@
 import { randomUUID } from "node:crypto";
 import { canonicalJson } from "../../shared/canonicalJson";
 import { ImportRefusedError } from "../errors/importRefusedError";
-import { HOST_ENTRY_MODULE, HOST_ENTRY_TYPE, type HostEntryInputs, type HostEntryOutputs } from "../schema";
+import { HOST_ENTRY_MODULE, HOST_ENTRY_TYPE, type HostEntryInputs, type HostEntryOutputs } from "../hostEntrySchema";
 import { formatId, identityOf } from "./entries";
 import type { ImportedEntry, ImportPlan } from "./importer";
 

@@ -7,9 +7,9 @@ import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { describeInput } from "../../shared/text";
 import { containsUnknown, isUnknown } from "../../shared/unknown";
 import type { ApiInputs, AsyncResourceInputs, GenericDialectInputs, LookupInputs } from "../asyncResourceSchema";
-import { type DatastoreTimeouts, TIMEOUT_KEYS } from "../datastoreSchema";
 import { DIALECT_NAMES, type DialectName } from "../protocol/dialects/dialect";
 import { parsePathTemplate, segmentProblem } from "../protocol/pathTemplate";
+import { type OperationTimeouts, TIMEOUT_KEYS } from "../timeoutsSchema";
 import { resolve, type SpecProblem } from "./asyncSpec";
 import { createToken, type Fail, flag, recordedCustomTimeouts, timeouts } from "./checkFields";
 
@@ -281,7 +281,7 @@ function lookup(value: unknown, fail: Fail): LookupInputs | undefined {
 }
 
 /** The checked timeouts with the durations not known yet put back: the diff must count them as changes. */
-function withUnknownDurations(given: unknown, checked: DatastoreTimeouts): DatastoreTimeouts {
+function withUnknownDurations(given: unknown, checked: OperationTimeouts): OperationTimeouts {
     if (isUnknown(checked) || typeof given !== "object" || given === null) return checked;
     const unknown = Object.entries(given).filter(
         ([key, value]) => isUnknown(value) && (TIMEOUT_KEYS as readonly string[]).includes(key),

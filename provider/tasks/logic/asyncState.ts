@@ -6,9 +6,9 @@ import type { ResourceDiff } from "../../shared/resourceDiff";
 import { stamped } from "../../shared/stateShape";
 import { isUnknown } from "../../shared/unknown";
 import type { AsyncResourceInputs, AsyncResourceOutputs, PendingOperation } from "../asyncResourceSchema";
-import { TIMEOUT_KEYS } from "../datastoreSchema";
 import { PartialStateError } from "../errors/partialStateError";
 import { isSelectorProblem, parseSelector, select } from "../protocol/selector";
+import { TIMEOUT_KEYS } from "../timeoutsSchema";
 
 /** Inputs as the engine hands them over: the checked inputs plus `__provider`. */
 export type RawAsyncInputs = AsyncResourceInputs & Record<string, unknown>;

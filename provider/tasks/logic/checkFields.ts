@@ -4,7 +4,7 @@
 import { parseDuration } from "../../shared/duration";
 import { describeCharacter, describeInput } from "../../shared/text";
 import { isUnknown } from "../../shared/unknown";
-import { type CustomTimeouts, type DatastoreTimeouts, TIMEOUT_KEYS } from "../datastoreSchema";
+import { type CustomTimeouts, type OperationTimeouts, TIMEOUT_KEYS } from "../timeoutsSchema";
 
 /** Reports a check failure: the property and why. */
 export type Fail = (property: string, reason: string) => void;
@@ -29,14 +29,14 @@ export function createToken(value: unknown, fail: Fail): string | undefined {
     return value;
 }
 
-export function timeouts(value: unknown, fail: Fail): DatastoreTimeouts | undefined {
+export function timeouts(value: unknown, fail: Fail): OperationTimeouts | undefined {
     if (value === undefined || value === null || isUnknown(value))
-        return (value ?? undefined) as DatastoreTimeouts | undefined;
+        return (value ?? undefined) as OperationTimeouts | undefined;
     if (typeof value !== "object" || Array.isArray(value)) {
         fail("timeouts", `must be an object such as { create: "30m" }, not ${describeInput(value)}`);
         return undefined;
     }
-    const result: DatastoreTimeouts = {};
+    const result: OperationTimeouts = {};
     for (const [key, duration] of Object.entries(value as Record<string, unknown>)) {
         if (!(TIMEOUT_KEYS as readonly string[]).includes(key)) {
             fail(`timeouts.${key}`, `is not an operation with a timeout; use ${TIMEOUT_KEYS.join(", ")}`);
@@ -49,7 +49,7 @@ export function timeouts(value: unknown, fail: Fail): DatastoreTimeouts | undefi
         }
         const parsed = parseDuration(duration);
         if (typeof parsed !== "number") fail(`timeouts.${key}`, parsed.problem);
-        else result[key as keyof DatastoreTimeouts] = duration;
+        else result[key as keyof OperationTimeouts] = duration;
     }
     return result;
 }

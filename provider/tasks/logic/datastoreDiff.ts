@@ -3,7 +3,7 @@
 import type { ResourceDiff } from "../../shared/resourceDiff";
 import { isUnknown } from "../../shared/unknown";
 import type { DatastoreInputs, DatastoreOutputs } from "../datastoreSchema";
-import { TIMEOUT_KEYS } from "../datastoreSchema";
+import { TIMEOUT_KEYS } from "../timeoutsSchema";
 
 const NATURAL_KEY = ["hciClusterUuid", "clusterId", "name"] as const;
 

@@ -5,7 +5,7 @@
 // changes made outside Pulumi (drift, a deletion). A plan is plain data: printed, it says what a seed does.
 
 import { seededRandom } from "../../../provider/shared/random";
-import type { DatastoreTimeouts } from "../../../provider/tasks/datastoreSchema";
+import type { OperationTimeouts } from "../../../provider/tasks/timeoutsSchema";
 import { hashSeed, pick } from "../faults";
 import { drawVariant, type OperationOdds, type ServerVariant } from "./dialectServers";
 
@@ -19,7 +19,7 @@ export interface ResourceSpec {
     readonly adopt: boolean;
     readonly untaint: boolean;
     readonly createToken?: string;
-    readonly timeouts?: DatastoreTimeouts;
+    readonly timeouts?: OperationTimeouts;
 }
 
 export type Step =
@@ -63,7 +63,7 @@ const WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", 
 /** Someone else's widgets are named from these, so nothing of ours ever takes their names by chance. */
 const FOREIGN_WORDS = ["xray", "yankee", "zulu"] as const;
 
-const TIMEOUTS: readonly (DatastoreTimeouts | undefined)[] = [
+const TIMEOUTS: readonly (OperationTimeouts | undefined)[] = [
     undefined,
     undefined,
     undefined,

@@ -13,7 +13,7 @@ import { EntryConflictError } from "../../../provider/hosts/errors/entryConflict
 import { HostEntryProvider } from "../../../provider/hosts/hostEntryProvider";
 import { CreateJournal, journalPathFor } from "../../../provider/hosts/io/createJournal";
 import { HostsFileStore } from "../../../provider/hosts/io/hostsFileStore";
-import type { HostEntryInputs, HostEntryOutputs } from "../../../provider/hosts/schema";
+import type { HostEntryInputs, HostEntryOutputs } from "../../../provider/hosts/hostEntrySchema";
 import { makeTempDir, type TempDir } from "../../support/projects";
 import { deadPid } from "../../support/system";
 

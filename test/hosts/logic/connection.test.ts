@@ -13,7 +13,7 @@ import { checkConnection, machineOf, parseMachine, sessionKey } from "../../../p
 import { diffHostEntry } from "../../../provider/hosts/logic/diff";
 import { formatId, parseId } from "../../../provider/hosts/logic/entries";
 import { fingerprintOf, parseHostKeyPin, publicKeyLineOf } from "../../../provider/hosts/logic/hostKey";
-import type { HostEntryInputs, HostEntryOutputs } from "../../../provider/hosts/schema";
+import type { HostEntryInputs, HostEntryOutputs } from "../../../provider/hosts/hostEntrySchema";
 import { UNKNOWN } from "../../../provider/shared/unknown";
 import { skipBecause } from "../../support/system";
 

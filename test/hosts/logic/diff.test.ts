@@ -5,7 +5,7 @@
 
 import { strict as assert } from "node:assert";
 import { diffHostEntry } from "../../../provider/hosts/logic/diff";
-import type { HostEntryInputs, HostEntryOutputs } from "../../../provider/hosts/schema";
+import type { HostEntryInputs, HostEntryOutputs } from "../../../provider/hosts/hostEntrySchema";
 import type { ResourceDiff } from "../../../provider/shared/resourceDiff";
 import { UNKNOWN } from "../../../provider/shared/unknown";
 
