@@ -1,5 +1,5 @@
 // The package as the provider process sees it, and its composition root: `__provider` (see
-// shared/forwardingProvider.ts) loads this module by name and asks it for the provider of a resource
+// shared/providerShim.ts) loads this module by name and asks it for the provider of a resource
 // kind. RESOURCE_KINDS is the one registry of the kinds there are.
 // Here the providers get what they work through: the hosts-file store, and the task API client built
 // from the configured settings. One provider per kind per process, so all the operations the engine

@@ -136,9 +136,14 @@ async function runHostsImport(args: readonly string[], io: CliIo): Promise<numbe
     const reference = options.stack;
     const project = await projectName(place.cwd);
     const stackName = stackNameIn(reference, project, place.cwd);
-    const providerCode = await serializedShim();
+    const shim = await serializedShim();
     const compute = (deployment: Deployment) =>
-        addEntriesToState(deployment, plan, { project, stack: stackName, providerCode, protect: options.protect });
+        addEntriesToState(deployment, plan, {
+            project,
+            stack: stackName,
+            serializedShim: shim,
+            protect: options.protect,
+        });
     const additions = ({ added }: StateImport) =>
         `${count(added.length, "resource", "resources")} to stack ${reference}` +
         `${options.protect ? ", protected" : ""}:\n` +

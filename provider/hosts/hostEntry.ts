@@ -8,9 +8,9 @@ import * as pulumi from "@pulumi/pulumi";
 
 import hostEntryShim = require("./hostEntryShim");
 
+import { HOST_ENTRY_MODULE, HOST_ENTRY_TYPE } from "./hostEntrySchema";
 import { programDefaultFile } from "./io/programDefaultFile";
 import { REMOTE_DEFAULT_FILE } from "./logic/connection";
-import { HOST_ENTRY_MODULE, HOST_ENTRY_TYPE } from "./hostEntrySchema";
 
 /** The arguments of a `hosts.HostEntry`. */
 export interface HostEntryArgs {

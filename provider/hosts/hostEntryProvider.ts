@@ -21,6 +21,7 @@ import { isUnknown } from "../shared/unknown";
 import { EntryMachineError } from "./errors/entryMachineError";
 import { EntryNotFoundError } from "./errors/entryNotFoundError";
 import { HostEntryIdError } from "./errors/hostEntryIdError";
+import type { HostEntryInputs, HostEntryOutputs } from "./hostEntrySchema";
 import type { CreateJournal } from "./io/createJournal";
 import type { HostsFileAccess } from "./io/hostsFileAccess";
 import { type HostsFileLocation, type HostsFileStore, journalKey } from "./io/hostsFileStore";
@@ -40,7 +41,6 @@ import {
     renderLine,
     updateEntry,
 } from "./logic/entries";
-import type { HostEntryInputs, HostEntryOutputs } from "./hostEntrySchema";
 
 /** The hosts files of another machine, reached with a connection (hosts/remote/); one per machine and login. */
 export type RemoteFiles = (connection: HostConnection, credentials: HostCredentials) => HostsFileAccess;

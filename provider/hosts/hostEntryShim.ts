@@ -3,6 +3,6 @@
 // (about 250 bytes, the same for every version and path) instead of the code by value. The subpath is
 // part of every stack's state: it must keep resolving in every future version.
 
-import { forwardingProvider } from "../shared/forwardingProvider";
+import { providerShim } from "../shared/providerShim";
 
-export = forwardingProvider("hosts:HostEntry");
+export = providerShim("hosts:HostEntry");

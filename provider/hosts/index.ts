@@ -15,6 +15,7 @@ export { SshConnectionError, type SshFailure } from "./errors/sshConnectionError
 export { SshHostKeyError } from "./errors/sshHostKeyError";
 export { UnsupportedHostsFileError } from "./errors/unsupportedHostsFileError";
 export { HostEntry, type HostEntryArgs, type HostEntryConnection, type HostEntryState } from "./hostEntry";
+export type { HostEntryInputs, HostEntryOutputs } from "./hostEntrySchema";
 export {
     findHostEntries,
     type HostEntryQuery,
@@ -25,4 +26,3 @@ export {
 } from "./io/lookup";
 export type { AddressFamily } from "./logic/address";
 export { HOSTS_FILE_CONFIG_KEY, osHostsFile } from "./logic/defaultFile";
-export type { HostEntryInputs, HostEntryOutputs } from "./hostEntrySchema";

@@ -1,6 +1,6 @@
 // The `__provider` of every AsyncResource (see datastoreShim.ts): the subpath
 // `pulumi-lifecycle/provider/async-resource` is part of every stack's state and must keep resolving.
 
-import { forwardingProvider } from "../shared/forwardingProvider";
+import { providerShim } from "../shared/providerShim";
 
-export = forwardingProvider("tasks:AsyncResource");
+export = providerShim("tasks:AsyncResource");

@@ -20,7 +20,7 @@ import { makeTempDir, type TempDir } from "../support/projects";
 import { useTmpdir } from "../support/system";
 
 const PLAN = planImport(HostsDocument.parse(Buffer.from("10.0.0.5 web.internal\n")), { file: "/etc/hosts" });
-const OPTIONS = { project: "site", stack: "dev", providerCode: "exports.handler = ...", protect: true };
+const OPTIONS = { project: "site", stack: "dev", serializedShim: "exports.handler = ...", protect: true };
 const ROOT = { urn: "urn:pulumi:dev::site::pulumi:pulumi:Stack::site-dev", type: "pulumi:pulumi:Stack" };
 const other = (name: string) => ({ urn: `urn:pulumi:dev::site::x:index:Thing::${name}`, type: "x:index:Thing" });
 

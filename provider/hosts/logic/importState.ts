@@ -42,8 +42,8 @@ export interface StateImportOptions {
     readonly project: string;
     /** The stack's name, as in its URNs (the last part of `org/project/stack`). */
     readonly stack: string;
-    /** The `__provider` text a HostEntry of this package stores. */
-    readonly providerCode: string;
+    /** The serialized shim a HostEntry of this package stores as `__provider`. */
+    readonly serializedShim: string;
     readonly protect: boolean;
 }
 
@@ -100,7 +100,7 @@ export function addEntriesToState(deployment: Deployment, plan: ImportPlan, opti
             );
         }
         const args: HostEntryInputs = entry.args;
-        const inputs = { __provider: options.providerCode, ...args };
+        const inputs = { __provider: options.serializedShim, ...args };
         const outputs = { ...inputs, line: entry.lineNumber } satisfies HostEntryOutputs;
         resources.push({
             urn,

@@ -8,12 +8,12 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { HostEntryInputs, HostEntryOutputs } from "../../../provider/hosts/hostEntrySchema";
 import { checkHostEntry } from "../../../provider/hosts/logic/check";
 import { checkConnection, machineOf, parseMachine, sessionKey } from "../../../provider/hosts/logic/connection";
 import { diffHostEntry } from "../../../provider/hosts/logic/diff";
 import { formatId, parseId } from "../../../provider/hosts/logic/entries";
 import { fingerprintOf, parseHostKeyPin, publicKeyLineOf } from "../../../provider/hosts/logic/hostKey";
-import type { HostEntryInputs, HostEntryOutputs } from "../../../provider/hosts/hostEntrySchema";
 import { UNKNOWN } from "../../../provider/shared/unknown";
 import { skipBecause } from "../../support/system";
 

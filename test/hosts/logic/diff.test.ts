@@ -4,8 +4,8 @@
 // and that unknown preview values count as changes, in the colliding (delete-first) way.
 
 import { strict as assert } from "node:assert";
-import { diffHostEntry } from "../../../provider/hosts/logic/diff";
 import type { HostEntryInputs, HostEntryOutputs } from "../../../provider/hosts/hostEntrySchema";
+import { diffHostEntry } from "../../../provider/hosts/logic/diff";
 import type { ResourceDiff } from "../../../provider/shared/resourceDiff";
 import { UNKNOWN } from "../../../provider/shared/unknown";
 

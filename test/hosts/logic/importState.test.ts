@@ -14,7 +14,7 @@ const FILE = "/etc/hosts";
 const PLAN = planImport(HostsDocument.parse(Buffer.from("127.0.0.1 localhost\n10.0.0.5 web.internal web # front\n")), {
     file: FILE,
 });
-const OPTIONS = { project: "site", stack: "dev", providerCode: "exports.handler = ...", protect: true };
+const OPTIONS = { project: "site", stack: "dev", serializedShim: "exports.handler = ...", protect: true };
 const STACK_URN = "urn:pulumi:dev::site::pulumi:pulumi:Stack::site-dev";
 const PROVIDER_URN = "urn:pulumi:dev::site::pulumi:providers:pulumi-nodejs::default";
 
@@ -27,7 +27,7 @@ describe("hosts import --stack: the entries in the state", () => {
         assert.equal(provider?.urn, PROVIDER_URN);
         assert.match(String(provider?.id), /^[0-9a-f-]{36}$/);
         const inputs = {
-            __provider: OPTIONS.providerCode,
+            __provider: OPTIONS.serializedShim,
             address: "10.0.0.5",
             names: ["web.internal", "web"],
             comment: "front",
