@@ -63,8 +63,13 @@ export class AsyncApi {
      * did nothing, so it is sent again after a backoff, until the deadline.
      */
     async send(call: HttpCall, deadline: Deadline): Promise<HttpAnswer> {
-        for (let attempt = 0; ; attempt++) {
-            try {
+        return this.retrying(
+            deadline,
+            (error) =>
+                // A 429 was already retried by the client; an answer that may have been acted on is not sent twice.
+                !(error instanceof TaskApiError && (error.status === 429 || error.earlierOutcomeUnknown)) &&
+                this.meaning(error) === "throttled",
+            async () => {
                 const answer: TaskApiResponse<unknown> = await this.client.send({
                     method: call.method,
                     path: call.path,
@@ -76,17 +81,26 @@ export class AsyncApi {
                     deadlineSetting: deadline.setting,
                 });
                 return { status: answer.status, header: answer.header, body: answer.body };
+            },
+        );
+    }
+
+    /**
+     * Runs `attempt` until it succeeds, again after each doubling wait of the schedule while `retryable`
+     * says its error did nothing worth giving up for, within the deadline (the last error otherwise).
+     */
+    private async retrying<T>(
+        deadline: Deadline,
+        retryable: (error: unknown, attempt: number) => boolean,
+        attempt: () => Promise<T>,
+    ): Promise<T> {
+        for (let count = 0; ; count++) {
+            try {
+                return await attempt();
             } catch (error) {
-                const status = error instanceof TaskApiError ? error.status : 0;
-                if (
-                    status === 429 ||
-                    this.meaning(error) !== "throttled" ||
-                    (error instanceof TaskApiError && error.earlierOutcomeUnknown)
-                )
-                    throw error;
                 const left = deadline.at - this.context.clock();
-                if (left <= 0) throw error;
-                const wait = nextWait({ attempt, schedule: this.schedule, random: this.context.random });
+                if (left <= 0 || !retryable(error, count)) throw error;
+                const wait = nextWait({ attempt: count, schedule: this.schedule, random: this.context.random });
                 await this.context.sleep(Math.min(wait, left), this.context.signal);
             }
         }
@@ -216,21 +230,20 @@ export class AsyncApi {
      * built afresh (`call()`), so with a new idempotency key: an API may replay a refusal for a key.
      */
     async submit(kind: WriteKind, call: () => HttpCall, deadline: Deadline): Promise<Submitted> {
-        for (let attempt = 0; ; attempt++) {
-            try {
+        return this.retrying(
+            deadline,
+            (error, attempt) => {
+                const busy = kind !== "create" && this.meaning(error) === "conflict";
+                if (busy && attempt === 0)
+                    this.context.report(`${this.spec.label}: another operation runs on it; waiting for it to end`);
+                return busy;
+            },
+            async () => {
                 const sent = call();
                 const answer = await this.send(sent, deadline);
                 return this.spec.dialect.submitted(kind, answer, this.context.clock(), sent);
-            } catch (error) {
-                const busy = kind !== "create" && this.meaning(error) === "conflict";
-                const left = deadline.at - this.context.clock();
-                if (!busy || left <= 0) throw error;
-                if (attempt === 0)
-                    this.context.report(`${this.spec.label}: another operation runs on it; waiting for it to end`);
-                const wait = nextWait({ attempt, schedule: this.schedule, random: this.context.random });
-                await this.context.sleep(Math.min(wait, left), this.context.signal);
-            }
-        }
+            },
+        );
     }
 
     /**

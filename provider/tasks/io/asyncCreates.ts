@@ -11,7 +11,6 @@ import { CreateOutcomeUnknownError } from "../errors/createOutcomeUnknownError";
 import { CreateTokenSpentError } from "../errors/createTokenSpentError";
 import { OperationFailedError } from "../errors/operationFailedError";
 import { OperationWaitError } from "../errors/operationWaitError";
-import { ResourceExistsError } from "../errors/resourceExistsError";
 import { TaskApiContractError } from "../errors/taskApiContractError";
 import { TaskApiError } from "../errors/taskApiError";
 import { outputsOf, partialState, type RawAsyncInputs } from "../logic/asyncState";
@@ -264,12 +263,10 @@ export class AsyncCreates {
         // The key was sent before with another body (an earlier create of this resource, whose body the
         // program has changed since): the user is the one to say whether what holds the key is theirs. [J]
         if (meaning === "token-reused" && keyed && found)
-            throw new ResourceExistsError(
-                spec.label,
-                found.id,
-                inputs.createToken !== undefined,
-                spec.rules?.existsDetail(found.record),
-                spec.rules?.adoptNote(found.record),
+            throw this.writes.existsError(
+                api,
+                inputs,
+                found,
                 "this resource's createToken was sent before with another body, so it may be what that create made; if it is, set `adopt: true` to keep it",
             );
         throw error;

@@ -35,6 +35,19 @@ export class AsyncWrites {
         return outputsOf(inputs, { resourceId: holder.id, resource: holder.record, tainted: false });
     }
 
+    /** The refusal of a resource with the natural key that is not this resource's, with why it may be (`why`). */
+    existsError(api: AsyncApi, inputs: RawAsyncInputs, found: Found, why?: string): ResourceExistsError {
+        const { spec } = api;
+        return new ResourceExistsError(
+            spec.label,
+            found.id,
+            inputs.createToken !== undefined,
+            spec.rules?.existsDetail(found.record),
+            spec.rules?.adoptNote(found.record),
+            why,
+        );
+    }
+
     /** A resource with the natural key that this resource did not make: adopt it (sending the program's body), or refuse. */
     async takeOver(
         api: AsyncApi,
@@ -43,14 +56,7 @@ export class AsyncWrites {
         deadline: Deadline,
     ): Promise<AsyncResourceOutputs> {
         const { spec } = api;
-        if (!inputs.adopt)
-            throw new ResourceExistsError(
-                spec.label,
-                found.id,
-                inputs.createToken !== undefined,
-                spec.rules?.existsDetail(found.record),
-                spec.rules?.adoptNote(found.record),
-            );
+        if (!inputs.adopt) throw this.existsError(api, inputs, found);
         // A resource beyond repair is taken over tainted, so the next up replaces it.
         const broken = this.brokenTaken(api, inputs, found, `adopted (id ${found.id})`);
         if (broken) throw broken;
