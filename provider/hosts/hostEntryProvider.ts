@@ -2,15 +2,8 @@
 // An entry with a `connection` lives on another machine: the same operations, through that machine's
 // file access (hosts/remote/), one SSH connection per machine and login.
 //
-//   check  -> checkHostEntry: validate and normalize (no I/O)
-//   diff   -> diffHostEntry: replace on file or identity, update the rest (resolves real paths only)
-//   create -> createEntry in one coalesced, locked, atomic write; a name already on a line of the family
-//             conflicts, unless `adopt` takes an identical line over, or the create journal shows that an
-//             earlier create of this entry for this stack wrote exactly that line and never answered
-//   read   -> readEntry: missing line -> no id, so refresh drops it from state, or a get fails; else the
-//             line as it is now (drift shows in the next diff)
-//   update -> updateEntry: rewrite the line in place
-//   delete -> deleteEntry: remove the line only; already gone is success
+// Each method states its contract, as the SDK's ResourceProvider does; the work is in logic/ (pure) and
+// io/ (the store: coalesced, locked, atomic writes).
 
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { readConfig } from "../shared/config";
@@ -62,21 +55,29 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
         private readonly remoteFiles?: RemoteFiles,
     ) {}
 
+    /** Takes the stack's `pulumi-lifecycle:hostsFile`, the file of entries that name none; it touches no file. */
     async configure(request: dynamic.ConfigureRequest): Promise<void> {
         this.configuredFile = readConfig(request, HOSTS_FILE_CONFIG_KEY);
     }
 
+    /** Validates and normalizes the inputs without any I/O; every bad field is a failure naming it and what to write. */
     async check(_olds: HostEntryInputs, news: HostEntryInputs): Promise<dynamic.CheckResult<HostEntryInputs>> {
         const { inputs, failures } = checkHostEntry({ ...news }, () => defaultHostsFile(this.configuredFile));
         return { inputs, failures };
     }
 
+    /** Says whether the entry is replaced (another file, machine or identity) or updated in place; it writes nothing. */
     async diff(id: string, olds: HostEntryOutputs, news: HostEntryInputs): Promise<dynamic.DiffResult> {
         stateVersionOf(olds, `host entry ${id}`);
         await this.settle(olds, id);
         return diffHostEntry(id, olds, news, await this.sameFile(olds, news));
     }
 
+    /**
+     * Adds the entry's line in one locked, atomic write; if this fails, the line was not written (a name
+     * already on a line of the family conflicts, unless `adopt` takes an identical line over or the create
+     * journal shows an earlier create of this entry wrote exactly that line).
+     */
     async create(inputs: HostEntryInputs): Promise<dynamic.CreateResult<HostEntryOutputs>> {
         const id = formatId(identityOf(inputs), inputs.connection && machineOf(inputs.connection));
         const place = this.locate(inputs);
@@ -92,7 +93,7 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
         return { id, outs: stamped(outputsOf(inputs, line)) };
     }
 
-    /** Reads the entry's line as the file has it now; nothing when it is gone (a refresh drops it). */
+    /** Reads the entry's line as the file has it now, drift included; nothing when it is gone (a refresh drops it). */
     read(id: string, props?: Partial<HostEntryOutputs>): Promise<dynamic.ReadResult<HostEntryOutputs>> {
         return explained(() => this.readLine(id, props));
     }
@@ -145,6 +146,7 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
         return readAnswer(id, keepingVersion(outputsOf(state, found.lineNumber), props), inputs);
     }
 
+    /** Rewrites the entry's line in place and nothing else; if this fails, the file holds the old line. */
     async update(
         id: string,
         olds: HostEntryOutputs,

@@ -1,6 +1,7 @@
 // The AsyncResource provider: glue from each engine operation to AsyncLifecycle (io/), with the
 // client of each API built once per process from the resource's `api` (its URL, and the token read
-// from the config key or environment variable the program names: never from inputs or state).
+// from the config key or environment variable the program names: never from inputs or state). Each
+// method states its contract, as the SDK's ResourceProvider does.
 
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { readConfig } from "../shared/config";
@@ -53,13 +54,14 @@ export class AsyncResourceProvider implements dynamic.ResourceProvider<AsyncReso
         );
     }
 
+    /** Takes the stack's config (where tokens are read from); clients are built again on first use, nothing is sent. */
     async configure(request: dynamic.ConfigureRequest): Promise<void> {
         this.request = request;
         this.settings = settingsFrom(request, this.env);
         this.clients.clear();
     }
 
-    /** Validates the inputs; every failure names its field. */
+    /** Validates and normalizes the inputs without any I/O; every failure names its field and what to write. */
     async check(
         _olds: AsyncResourceInputs,
         news: AsyncResourceInputs,
@@ -72,6 +74,7 @@ export class AsyncResourceProvider implements dynamic.ResourceProvider<AsyncReso
         };
     }
 
+    /** Says what changes without a request: the natural key, the API and replaceOnChanges fields replace, the body updates. */
     async diff(id: string, olds: AsyncResourceOutputs, news: AsyncResourceInputs): Promise<dynamic.DiffResult> {
         stateVersionOf(olds, `async resource ${id}`);
         return diffAsyncResource(olds, news);

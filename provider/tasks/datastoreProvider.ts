@@ -1,14 +1,9 @@
 // The Datastore resource provider: a definition on the async engine (io/asyncLifecycle.ts) in the
-// GreenLake dialect (logic/datastoreSpec.ts), keeping the state shape programs and stacks know:
-//
-//   check  -> checkDatastore: validate and normalize (no I/O)
-//   diff   -> diffDatastore: the natural key and type replace, size grows in place, taint replaces
-//   create -> the engine's create: looked up by natural key first; POSTed with the createToken's key
-//             chain; the task followed; what it made read back and checked to be this datastore.
-//   read   -> looked up by natural key: gone, refreshed, or (in ERROR) tainted.
-//   update -> a pending create resumed, untaint, or a resize (PATCH {sizeInBytes}).
-//   delete -> after any task of ours still running on it; confirmed by the API no longer having it.
-// Every failure after a request that may have made something is partial state in the Datastore's shape.
+// GreenLake dialect (logic/datastoreSpec.ts), keeping the state shape programs and stacks know. Each
+// method below states its contract, as the SDK's ResourceProvider does. A create is looked up by
+// natural key first, POSTed with the createToken's key chain, its task followed, and what it made read
+// back and checked to be this datastore. Every failure after a request that may have made something is
+// partial state in the Datastore's shape.
 
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { driftedInputs, keepingVersion, readAnswer, stamped, stateVersionOf } from "../shared/stateShape";
@@ -45,17 +40,19 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
         this.settings = settingsFrom(undefined, env);
     }
 
+    /** Takes the stack's task API settings (URL, token); the client is built again on first use, nothing is sent. */
     async configure(request: dynamic.ConfigureRequest): Promise<void> {
         this.settings = settingsFrom(request, this.env);
         this.client = undefined;
     }
 
-    /** Validates and normalizes the inputs; every failure names its field. */
+    /** Validates and normalizes the inputs without any I/O; every failure names its field and what to write. */
     async check(olds: DatastoreInputs, news: DatastoreInputs): Promise<dynamic.CheckResult<DatastoreInputs>> {
         const { inputs, failures } = checkDatastore(olds, { ...news });
         return { inputs, failures };
     }
 
+    /** Says what changes without a request: the natural key and type replace, a larger size grows in place, a taint replaces. */
     async diff(id: string, olds: DatastoreOutputs, news: DatastoreInputs): Promise<dynamic.DiffResult> {
         stateVersionOf(olds, describeDatastore(keyOf(id, olds)));
         return diffDatastore(olds, news);
