@@ -9,6 +9,7 @@
 // Best effort: with no engine listening, lines go to stderr and the operation carries on.
 
 import { type EngineLog, engineLogClient } from "./sdkInternals";
+import { messageOf } from "./text";
 
 /** One line for the user: about the resource `urn` (else the stack), a warning or ephemeral progress. */
 export interface LogLine {
@@ -26,16 +27,29 @@ const DEADLINE_MS = 2_000;
 
 /**
  * A reporter sending to the engine at `address` (e.g. "127.0.0.1:51234"), or to stderr without one.
- * `connect` builds the Log client (the SDK's, by default).
+ * `connect` builds the Log client (the SDK's, by default); `write` is stderr. When the client cannot be
+ * built or the engine refuses a line, the lines go to stderr from then on, after one line saying why:
+ * stderr is all that is left (the engine shows it with `--logtostderr -v=9`), so it is never silent.
  */
 export function engineReporter(
     address: string | undefined,
     connect: (address: string) => EngineLog = engineLogClient,
+    write: (text: string) => void = (text) => process.stderr.write(text),
 ): Reporter {
-    const toStderr: Reporter = ({ message }) => process.stderr.write(`${message}\n`);
+    const toStderr: Reporter = ({ message }) => write(`${message}\n`);
     if (!address || !/^[\w.[\]:-]+:\d+$/.test(address)) return toStderr;
     let log: EngineLog | undefined;
     let broken = false;
+    const breaks = (why: unknown, line: LogLine) => {
+        if (!broken) {
+            broken = true;
+            write(
+                `pulumi-lifecycle: the engine's Log service at ${address} cannot be used (${messageOf(why)}); ` +
+                    "progress lines and warnings go to this process's stderr, which the engine shows only with `--logtostderr -v=9`\n",
+            );
+        }
+        toStderr(line);
+    };
     return (line) => {
         if (broken) return toStderr(line);
         try {
@@ -45,15 +59,11 @@ export function engineReporter(
                 { severity: SEVERITY[severity], message: line.message, urn: line.urn, ephemeral: severity === "info" },
                 Date.now() + DEADLINE_MS,
                 (error) => {
-                    if (error) {
-                        broken = true;
-                        toStderr(line);
-                    }
+                    if (error) breaks(error, line);
                 },
             );
-        } catch {
-            broken = true;
-            toStderr(line);
+        } catch (error) {
+            breaks(error, line);
         }
     };
 }

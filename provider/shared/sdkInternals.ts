@@ -9,8 +9,8 @@
 // |   Server.prototype._retrieveHandler              |                    |   progress lines are not heard    |
 // | process._getActiveHandles (the SDK's gRPC server | engineCancel.ts    | the engine's Cancel is not heard  |
 // |   among them, its HTTP/2 "stream" event)         |                    |                                   |
-// | proto/engine_grpc_pb, proto/engine_pb and the    | engineLog.ts       | progress lines go to stderr       |
-// |   SDK's grpc-js (credentials, Metadata)          |                    |                                   |
+// | proto/engine_grpc_pb, proto/engine_pb and the    | engineLog.ts       | progress lines go to stderr,      |
+// |   SDK's grpc-js (credentials, Metadata)          |                    |   after one line saying why       |
 // | runtime/config `isConfigSecret`                  | tokenWarning.ts    | PULUMI_CONFIG_SECRET_KEYS is read |
 // | runtime/closure/serializeClosure                 | cli/hostsImport.ts | `hosts import --stack` fails      |
 // |   `serializeFunction`                            |                    |   (printing without it works)     |
