@@ -11,9 +11,9 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { EntryConflictError } from "../../../provider/hosts/errors/entryConflictError";
 import { HostEntryProvider } from "../../../provider/hosts/hostEntryProvider";
+import type { HostEntryInputs, HostEntryOutputs } from "../../../provider/hosts/hostEntrySchema";
 import { CreateJournal, journalPathFor } from "../../../provider/hosts/io/createJournal";
 import { HostsFileStore } from "../../../provider/hosts/io/hostsFileStore";
-import type { HostEntryInputs, HostEntryOutputs } from "../../../provider/hosts/hostEntrySchema";
 import { makeTempDir, type TempDir } from "../../support/projects";
 import { deadPid } from "../../support/system";
 
