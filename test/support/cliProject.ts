@@ -1,13 +1,14 @@
 // A temporary Pulumi project run by the real CLI: a directory with Pulumi.yaml, the package and its peer
 // @pulumi/pulumi resolvable by name (links to this repository's), a JavaScript program that declares the
 // resources listed in program.json (so a test "edits the program" by rewriting that list), and a file
-// backend in a temporary directory. Operations go through the Automation API on the real `pulumi`
-// binary; the engine's own events give the steps, `pulumi stack export` the state.
+// backend in a temporary directory. The Automation API makes the stack and reads state; the engine
+// operations run the real `pulumi` binary directly; the engine's own events give the steps,
+// `pulumi stack export` the state.
 
 import { strict as assert } from "node:assert";
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { once } from "node:events";
-import { cp, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
+import { cp, mkdir, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type EngineEvent, LocalWorkspace, type OpType, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
 import { makeTempDir, REPO_ROOT, type TempDir } from "./projects";
@@ -114,6 +115,36 @@ function isUserResource(type: string): boolean {
     return type !== "pulumi:pulumi:Stack" && !type.startsWith("pulumi:providers:");
 }
 
+/** The steps, errors and diagnostics in an engine event log (one JSON event per line). */
+function eventsOf(log: string): Pick<CliRun, "steps" | "errors" | "diagnostics"> {
+    const steps: string[] = [];
+    const errors: string[] = [];
+    const diagnostics: Diagnostic[] = [];
+    for (const line of log.split("\n")) {
+        if (!line.trim()) continue;
+        const event = JSON.parse(line) as EngineEvent;
+        const pre = event.resourcePreEvent?.metadata;
+        if (pre && isUserResource(pre.type)) steps.push(`${pre.op as OpType} ${nameOf(pre.urn)}`);
+        const failed = event.resOpFailedEvent?.metadata;
+        if (failed && isUserResource(failed.type)) {
+            const step = `${failed.op} ${nameOf(failed.urn)}`;
+            const at = steps.lastIndexOf(step);
+            if (at >= 0) steps[at] = `${step} (failed)`;
+        }
+        const diag = event.diagnosticEvent;
+        if (diag && diag.severity === "error") errors.push(diag.message);
+        if (diag) {
+            diagnostics.push({
+                severity: diag.severity,
+                message: diag.message,
+                ephemeral: diag.ephemeral === true,
+                ...(diag.urn ? { urn: diag.urn } : {}),
+            });
+        }
+    }
+    return { steps, errors, diagnostics };
+}
+
 /** Stack config for a new stack: plain values and secrets (`pulumi config set --secret`). */
 export interface StackOptions {
     readonly config?: Record<string, string>;
@@ -130,6 +161,9 @@ export class CliProject {
         readonly stack: Stack,
         readonly env: Record<string, string>,
     ) {}
+
+    /** Operations run so far (names each one's event log). */
+    private operations = 0;
 
     /**
      * Opens an existing project directory (an example, the repository root) with a new stack whose state
@@ -195,72 +229,76 @@ export class CliProject {
         await cp(source, join(this.dir, target), { recursive: true });
     }
 
-    private async run(
-        operation: (onEvent: (event: EngineEvent) => void) => Promise<{ stdout: string; stderr: string }>,
-    ): Promise<CliRun> {
-        const steps: string[] = [];
-        const errors: string[] = [];
-        const diagnostics: Diagnostic[] = [];
-        const onEvent = (event: EngineEvent): void => {
-            const pre = event.resourcePreEvent?.metadata;
-            if (pre && isUserResource(pre.type)) steps.push(`${pre.op as OpType} ${nameOf(pre.urn)}`);
-            const failed = event.resOpFailedEvent?.metadata;
-            if (failed && isUserResource(failed.type)) {
-                const step = `${failed.op} ${nameOf(failed.urn)}`;
-                const at = steps.lastIndexOf(step);
-                if (at >= 0) steps[at] = `${step} (failed)`;
-            }
-            const diag = event.diagnosticEvent;
-            if (diag && diag.severity === "error") errors.push(diag.message);
-            if (diag) {
-                diagnostics.push({
-                    severity: diag.severity,
-                    message: diag.message,
-                    ephemeral: diag.ephemeral === true,
-                    ...(diag.urn ? { urn: diag.urn } : {}),
-                });
-            }
+    /**
+     * Runs one engine operation (`up`, `preview`, `refresh`, `destroy`) on the `pulumi` binary with the
+     * arguments and environment the Automation API gives it (`--non-interactive`, `--exec-kind auto.local`),
+     * with the engine's events written to a file read after the CLI exits. Unlike `Stack.up` and friends,
+     * it runs nothing after the operation (no `stack output`, no `stack history`): those extra CLI
+     * starts were a third of every up's time, and a test that wants the state or outputs asks for them.
+     */
+    private async run(command: string, flags: readonly string[]): Promise<CliRun> {
+        const eventLog = join(this.temp.dir, `events-${++this.operations}.jsonl`);
+        const workspace = this.stack.workspace as LocalWorkspace;
+        const args = [
+            command,
+            ...flags,
+            "--exec-kind",
+            "auto.local",
+            "--event-log",
+            eventLog,
+            "--stack",
+            this.stack.name,
+        ];
+        const env = {
+            PULUMI_DEBUG_COMMANDS: "true",
+            ...(workspace.pulumiHome ? { PULUMI_HOME: workspace.pulumiHome } : {}),
+            ...workspace.envVars,
         };
-        try {
-            const { stdout, stderr } = await operation(onEvent);
-            return { ok: true, steps, stdout, stderr, errors, diagnostics };
-        } catch (error) {
-            const e = error as { stdout?: string; stderr?: string; message?: string };
-            return {
-                ok: false,
-                steps,
-                stdout: e.stdout ?? "",
-                stderr: e.stderr ?? e.message ?? "",
-                errors,
-                diagnostics,
-            };
-        }
+        const outcome = await new Promise<{ ok: boolean; stdout: string; stderr: string }>((resolve) => {
+            execFile(
+                this.cli.pulumi,
+                [...args, "--non-interactive"],
+                {
+                    cwd: this.dir,
+                    env: { ...process.env, ...env, PULUMI_AUTOMATION_API: "true" },
+                    maxBuffer: Number.POSITIVE_INFINITY,
+                },
+                (error, stdout, stderr) =>
+                    // A failure's stderr carries everything the CLI printed, as the Automation API's
+                    // CommandError message does, so a test finds the engine's words in one place.
+                    resolve(
+                        error ? { ok: false, stdout, stderr: `${stderr}\n${stdout}` } : { ok: true, stdout, stderr },
+                    ),
+            );
+        });
+        const events = await readFile(eventLog, "utf8").catch(() => "");
+        await rm(eventLog, { force: true });
+        return { ...outcome, ...eventsOf(events) };
     }
 
     /** `pulumi up` (with `--refresh`, `--continue-on-error` when asked). */
     up(options: { refresh?: boolean; continueOnError?: boolean } = {}): Promise<CliRun> {
-        return this.run((onEvent) =>
-            this.stack.up({
-                onEvent,
-                refresh: options.refresh ?? false,
-                ...(options.continueOnError ? { continueOnError: true } : {}),
-            }),
-        );
+        return this.run("up", [
+            "--yes",
+            "--skip-preview",
+            ...(options.refresh ? ["--refresh"] : []),
+            ...(options.continueOnError ? ["--continue-on-error"] : []),
+        ]);
     }
 
     /** `pulumi preview` (with `--diff` when asked: the output then marks each changed property); its steps are the planned ones. */
     preview(options: { diff?: boolean } = {}): Promise<CliRun> {
-        return this.run((onEvent) => this.stack.preview({ onEvent, diff: options.diff ?? false }));
+        return this.run("preview", options.diff ? ["--diff"] : []);
     }
 
     /** `pulumi refresh`. */
     refresh(): Promise<CliRun> {
-        return this.run((onEvent) => this.stack.refresh({ onEvent }));
+        return this.run("refresh", ["--yes", "--skip-preview"]);
     }
 
     /** `pulumi destroy`. */
     destroy(): Promise<CliRun> {
-        return this.run((onEvent) => this.stack.destroy({ onEvent }));
+        return this.run("destroy", ["--yes", "--skip-preview"]);
     }
 
     /**
@@ -334,8 +372,15 @@ export class CliProject {
         return readFile(join(this.dir, path), "utf8");
     }
 
+    /**
+     * Removes the backend and, for a project made by `create`, the project; for one opened by `open`,
+     * the stack's config file in it. (The backend goes with the temporary directory, so no `pulumi
+     * stack rm` is needed.)
+     */
     async cleanup(): Promise<void> {
-        await this.stack.workspace.removeStack(this.stack.name, { force: true }).catch(() => undefined);
+        if (!this.dir.startsWith(this.temp.dir)) {
+            await rm(join(this.dir, `Pulumi.${this.stack.name}.yaml`), { force: true });
+        }
         await this.temp.cleanup();
     }
 }
