@@ -16,16 +16,16 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { type ChildProcess, fork } from "node:child_process";
 import { performance } from "node:perf_hooks";
-import { seededRandom } from "../../provider/shared/random";
-import { systemClock, timerSleep } from "../../provider/shared/time";
-import { AsyncResourceProvider } from "../../provider/tasks/asyncResourceProvider";
-import type { AsyncResourceInputs } from "../../provider/tasks/asyncResourceSchema";
-import { HINT_FLOOR_MS } from "../../provider/tasks/client/pollSchedule";
-import type { TaskProcessContext } from "../../provider/tasks/processContext";
-import { parseRetryAfter, parseRetryAt } from "../../provider/tasks/protocol/retryAfter";
-import { settingsFrom } from "../../provider/tasks/taskApiSettings";
-import type { DialectServer, OperationPlan, OperationScript, ServerCounts } from "../dialects/servers/kit";
-import { type DialectFixture, FIXTURES, TOKEN_ENV, WIDGETS_TOKEN } from "../tasks/asyncResource/dialectFixtures";
+import { seededRandom } from "../../../provider/shared/random";
+import { systemClock, timerSleep } from "../../../provider/shared/time";
+import { AsyncResourceProvider } from "../../../provider/tasks/asyncResourceProvider";
+import type { AsyncResourceInputs } from "../../../provider/tasks/asyncResourceSchema";
+import { HINT_FLOOR_MS } from "../../../provider/tasks/client/pollSchedule";
+import type { TaskProcessContext } from "../../../provider/tasks/processContext";
+import { parseRetryAfter, parseRetryAt } from "../../../provider/tasks/protocol/retryAfter";
+import { settingsFrom } from "../../../provider/tasks/taskApiSettings";
+import type { DialectServer, OperationPlan, OperationScript, ServerCounts } from "../../dialects/servers/kit";
+import { type DialectFixture, FIXTURES, TOKEN_ENV, WIDGETS_TOKEN } from "../../tasks/asyncResource/dialectFixtures";
 import { machineLine, table } from "./machine";
 import { percentile } from "./tasksBench";
 

@@ -12,7 +12,7 @@ import { execFile } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { makeProject, REPO_ROOT } from "../support/projects";
+import { makeProject, REPO_ROOT } from "../../support/projects";
 
 /** Lines in the file, and entries managed in it. */
 export const BIG_FILE_LINES = 150_000;

@@ -9,12 +9,12 @@
 import { spawn } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { HostEntryProvider } from "../../provider/hosts/hostEntryProvider";
-import type { HostEntryInputs } from "../../provider/hosts/hostEntrySchema";
-import { CreateJournal } from "../../provider/hosts/io/createJournal";
-import { HostsFileStore } from "../../provider/hosts/io/hostsFileStore";
-import { fixture } from "../support/hostsFixtures";
-import { makeProject } from "../support/projects";
+import { HostEntryProvider } from "../../../provider/hosts/hostEntryProvider";
+import type { HostEntryInputs } from "../../../provider/hosts/hostEntrySchema";
+import { CreateJournal } from "../../../provider/hosts/io/createJournal";
+import { HostsFileStore } from "../../../provider/hosts/io/hostsFileStore";
+import { fixture } from "../../support/hostsFixtures";
+import { makeProject } from "../../support/projects";
 
 /** The figures of one run. */
 export interface ForeignWriterRun {

@@ -9,8 +9,8 @@ import { mkdir, readdir, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { promisify } from "node:util";
-import { makeTempDir, REPO_ROOT } from "../support/projects";
-import { cliEnv, pulumiCli } from "../support/pulumiCli";
+import { makeTempDir, REPO_ROOT } from "../../support/projects";
+import { cliEnv, pulumiCli } from "../../support/pulumiCli";
 
 const run = promisify(execFile);
 

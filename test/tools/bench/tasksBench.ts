@@ -5,13 +5,13 @@
 // process's peak memory.
 
 import { performance } from "node:perf_hooks";
-import { seededRandom } from "../../provider/shared/random";
-import { startTaskApiServer } from "../../provider/taskApiServer/taskApiServer";
-import { ASYNC_OPERATIONS_PATH } from "../../provider/tasks/protocol/wire";
-import { CLUSTER, GIB, HCI, TOKEN } from "../support/datastoreFixture";
-import { makeProject } from "../support/projects";
-import { ProviderServer } from "../support/providerServer";
-import { serializedProvider } from "../support/serializedProvider";
+import { seededRandom } from "../../../provider/shared/random";
+import { startTaskApiServer } from "../../../provider/taskApiServer/taskApiServer";
+import { ASYNC_OPERATIONS_PATH } from "../../../provider/tasks/protocol/wire";
+import { CLUSTER, GIB, HCI, TOKEN } from "../../support/datastoreFixture";
+import { makeProject } from "../../support/projects";
+import { ProviderServer } from "../../support/providerServer";
+import { serializedProvider } from "../../support/serializedProvider";
 import { cpuSeconds, peakRssMb } from "./machine";
 
 /** What the run measured. */

@@ -10,11 +10,11 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { promisify } from "node:util";
 import { serializeFunction } from "@pulumi/pulumi/runtime/closure/serializeClosure";
-import { HostsDocument } from "../../provider/hosts/logic/hostsDocument";
-import { createHostEntry, numberedEntry } from "../support/hostEntryClient";
-import { fixture } from "../support/hostsFixtures";
-import { makeProject, REPO_ROOT } from "../support/projects";
-import { ProviderServer } from "../support/providerServer";
+import { HostsDocument } from "../../../provider/hosts/logic/hostsDocument";
+import { createHostEntry, numberedEntry } from "../../support/hostEntryClient";
+import { fixture } from "../../support/hostsFixtures";
+import { makeProject, REPO_ROOT } from "../../support/projects";
+import { ProviderServer } from "../../support/providerServer";
 import { peakRssMb } from "./machine";
 
 /** Operations in flight at once, as the engine runs them. */

@@ -25,10 +25,16 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { promisify } from "node:util";
 import type { LocalWorkspace } from "@pulumi/pulumi/automation";
-import { assertOk, CliProject, type ResourceSpec } from "../support/cliProject";
-import { makeTempDir, REPO_ROOT, type TempDir } from "../support/projects";
-import { pulumiCli } from "../support/pulumiCli";
-import { defaultHostsContent, type Fleet, type FleetMachine, fleetUnavailable, startFleet } from "../support/sshFleet";
+import { assertOk, CliProject, type ResourceSpec } from "../../support/cliProject";
+import { makeTempDir, REPO_ROOT, type TempDir } from "../../support/projects";
+import { pulumiCli } from "../../support/pulumiCli";
+import {
+    defaultHostsContent,
+    type Fleet,
+    type FleetMachine,
+    fleetUnavailable,
+    startFleet,
+} from "../../support/sshFleet";
 import { inFlight } from "./hostsBench";
 import { machineLine, table } from "./machine";
 
@@ -187,11 +193,11 @@ interface Measured {
 // ---------------------------------------------------------------------------------------------------
 // Ours: the compiled provider (what the CLI's provider process runs), loaded from dist.
 
-type ProviderModule = typeof import("../../provider/hosts/hostEntryProvider");
-type StoreModule = typeof import("../../provider/hosts/io/hostsFileStore");
-type JournalModule = typeof import("../../provider/hosts/io/createJournal");
-type HostEntryInputs = import("../../provider/hosts/hostEntrySchema").HostEntryInputs;
-type MachinesModule = typeof import("../../provider/hosts/remote/sshMachines");
+type ProviderModule = typeof import("../../../provider/hosts/hostEntryProvider");
+type StoreModule = typeof import("../../../provider/hosts/io/hostsFileStore");
+type JournalModule = typeof import("../../../provider/hosts/io/createJournal");
+type HostEntryInputs = import("../../../provider/hosts/hostEntrySchema").HostEntryInputs;
+type MachinesModule = typeof import("../../../provider/hosts/remote/sshMachines");
 
 const dist = (path: string) => join(REPO_ROOT, "dist", "hosts", path);
 
