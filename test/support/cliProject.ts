@@ -34,6 +34,11 @@ export interface ResourceSpec {
     readonly commentFrom?: string;
     /** Makes the names `alias.<the other entry's canonical name>`: a force-new input that depends on it. */
     readonly namesFrom?: string;
+    /**
+     * Makes `connection.host` wait for another entry's id (the host unchanged): unknown in a preview
+     * where that entry is created or replaced, as a host taken from another resource's output is.
+     */
+    readonly hostFrom?: string;
     /** Gives a Datastore a createToken from @pulumi/random (needs the random plugin), as the README does. */
     readonly randomToken?: boolean;
 }
@@ -89,6 +94,7 @@ for (const r of spec.resources) {
     if (r.commentFrom) args.comment = pulumi.interpolate\`after \${made[r.commentFrom].id}\`;
     if (r.randomToken) args.createToken = new (require("@pulumi/random").RandomUuid)(\`\${r.name}-token\`).result;
     if (r.namesFrom) args.names = [pulumi.interpolate\`alias.\${made[r.namesFrom].names[0]}\`];
+    if (r.hostFrom) args.connection = { ...args.connection, host: made[r.hostFrom].id.apply(() => r.args.connection.host) };
     const { dependsOn = [], ...options } = r.options || {};
     const opts = { ...options, dependsOn: dependsOn.map((name) => made[name]) };
     made[r.name] =
