@@ -157,6 +157,18 @@ export interface StackOptions {
     readonly secrets?: Record<string, string>;
 }
 
+const commands = new Map<string, Promise<PulumiCommand>>();
+
+/** The Automation API's handle on `cli`, made once per process (making it runs `pulumi version`). */
+function commandOf(cli: PulumiCli): Promise<PulumiCommand> {
+    let command = commands.get(cli.binDir);
+    if (!command) {
+        command = PulumiCommand.get({ root: join(cli.binDir, ".."), skipVersionCheck: true });
+        commands.set(cli.binDir, command);
+    }
+    return command;
+}
+
 /** A real-CLI project; create with `CliProject.create`, remove with `cleanup`. */
 export class CliProject {
     private constructor(
@@ -189,15 +201,22 @@ export class CliProject {
     ): Promise<CliProject> {
         await mkdir(join(temp.dir, "backend"), { recursive: true });
         const env = cliEnv(cli, { backend: join(temp.dir, "backend") });
-        const pulumiCommand = await PulumiCommand.get({ root: join(cli.binDir, ".."), skipVersionCheck: true });
         const stack = await LocalWorkspace.createOrSelectStack(
             { stackName, workDir: dir },
-            { envVars: env, ...(env.PULUMI_HOME ? { pulumiHome: env.PULUMI_HOME } : {}), pulumiCommand },
+            {
+                envVars: env,
+                ...(env.PULUMI_HOME ? { pulumiHome: env.PULUMI_HOME } : {}),
+                pulumiCommand: await commandOf(cli),
+            },
         );
-        for (const [key, value] of Object.entries(options.config ?? {})) await stack.setConfig(key, { value });
-        for (const [key, value] of Object.entries(options.secrets ?? {})) {
-            await stack.setConfig(key, { value, secret: true });
-        }
+        // One `pulumi config set-all` for every key.
+        const config = {
+            ...Object.fromEntries(Object.entries(options.config ?? {}).map(([key, value]) => [key, { value }])),
+            ...Object.fromEntries(
+                Object.entries(options.secrets ?? {}).map(([key, value]) => [key, { value, secret: true }]),
+            ),
+        };
+        if (Object.keys(config).length > 0) await stack.setAllConfig(config);
         return new CliProject(dir, temp, cli, stack, env);
     }
 
