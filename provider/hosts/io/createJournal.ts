@@ -19,7 +19,7 @@
 // nothing in it is open.
 
 import { createHash } from "node:crypto";
-import { closeSync, constants, fsyncSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, fsyncSync, openSync, readSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { codeOf } from "../../shared/files/errno";
 import { existingPrivateDirectory, privateDirectory } from "../../shared/files/privateDirectory";
@@ -49,6 +49,7 @@ export function journalPathFor(real: string): string {
 export class CreateJournal {
     /** Lines staged by this batch's creates, per file, until the write that carries them. */
     private readonly staged = new Map<string, Map<string, { line: string; stack: string }>>();
+    private readonly reader = new JournalReader();
 
     /** @param writer this process, as `host:pid:start` */
     constructor(private readonly writer: string = processIdentity()) {}
@@ -95,7 +96,7 @@ export class CreateJournal {
      * a journal is left with nothing open, to be removed (`removeIfSettled`, under the lock).
      */
     settle(real: string, id: string, line?: string): boolean {
-        const records = readRecords(real);
+        const records = this.reader.records(real);
         if (records.length === 0) return false;
         const open = openOf(records);
         const settling = open.filter((record) => record.id === id && (line === undefined || record.line === line));
@@ -115,7 +116,7 @@ export class CreateJournal {
     }
 
     private openRecords(real: string): Wrote[] {
-        return openOf(readRecords(real));
+        return openOf(this.reader.records(real));
     }
 
     private append(real: string, records: readonly Record[], durable: boolean): void {
@@ -189,27 +190,80 @@ function journalPaths(real: string): string[] {
     return paths;
 }
 
-function readRecords(real: string): Record[] {
-    const records: Record[] = [];
-    for (const path of journalPaths(real)) {
-        let text: string;
+/** How much of a journal's first bytes identify it: a journal removed and written anew differs there. */
+const HEAD_BYTES = 256;
+
+/** What this process has read of one journal file: its complete lines up to `offset`, parsed. */
+interface ReadSoFar {
+    readonly ino: number;
+    /** When the file was made, where the file system says (0 where it does not). */
+    readonly born: number;
+    /** The file's first bytes as read, to tell it from a new journal on a reused inode. */
+    head: Buffer;
+    offset: number;
+    readonly records: Record[];
+}
+
+/**
+ * Reads journals incrementally: each read parses only the lines appended since this process last read
+ * the file (a refresh settles every entry, and reparsing the whole journal each time made the first
+ * refresh after a big `up` quadratic). A file that was removed, replaced or truncated is read whole again.
+ */
+class JournalReader {
+    private readonly files = new Map<string, ReadSoFar>();
+
+    records(real: string): Record[] {
+        return journalPaths(real).flatMap((path) => this.recordsOf(path));
+    }
+
+    private recordsOf(path: string): Record[] {
+        let fd: number;
         try {
-            const fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
-            try {
-                text = readFileSync(fd, "utf8");
-            } finally {
-                closeSync(fd);
-            }
+            fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
         } catch (error) {
-            if (codeOf(error) === "ENOENT") continue;
-            throw error;
+            if (codeOf(error) !== "ENOENT") throw error;
+            this.files.delete(path);
+            return [];
         }
-        for (const line of text.split("\n")) {
-            const record = parseRecord(line);
-            if (record) records.push(record);
+        try {
+            const { ino, size, birthtimeMs: born } = fstatSync(fd);
+            let known = this.files.get(path);
+            const same = known && known.ino === ino && known.born === born && size >= known.offset;
+            if (known && !(same && startsWith(fd, known.head))) known = undefined;
+            known ??= { ino, born, head: Buffer.alloc(0), offset: 0, records: [] };
+            this.files.set(path, known);
+            if (size > known.offset) {
+                const bytes = readAt(fd, known.offset, size - known.offset);
+                // Only complete lines: a line being appended is read whole next time.
+                const end = bytes.lastIndexOf(0x0a) + 1;
+                for (const line of bytes.subarray(0, end).toString("utf8").split("\n")) {
+                    const record = parseRecord(line);
+                    if (record) known.records.push(record);
+                }
+                if (known.offset === 0) known.head = Buffer.from(bytes.subarray(0, Math.min(end, HEAD_BYTES)));
+                known.offset += end;
+            }
+            return known.records;
+        } finally {
+            closeSync(fd);
         }
     }
-    return records;
+}
+
+/** `length` bytes of `fd` from `position` (fewer when the file is shorter by now). */
+function readAt(fd: number, position: number, length: number): Buffer {
+    const buffer = Buffer.alloc(length);
+    let filled = 0;
+    while (filled < length) {
+        const read = readSync(fd, buffer, filled, length - filled, position + filled);
+        if (read === 0) break;
+        filled += read;
+    }
+    return buffer.subarray(0, filled);
+}
+
+function startsWith(fd: number, head: Buffer): boolean {
+    return head.length === 0 || readAt(fd, 0, head.length).equals(head);
 }
 
 /** A record, or undefined for a line that is not one (a torn last line, a foreign edit). */

@@ -194,4 +194,56 @@ describe("the create journal", () => {
             writer: gone,
         });
     });
+
+    describe("read incrementally by each process (a refresh settles every entry)", () => {
+        /** A process's journal that has recorded `ids` as written into `real` by a gone process. */
+        function recorded(journal: CreateJournal, real: string, ids: string[]): void {
+            for (const id of ids) journal.stage(real, id, `10.0.0.1\t${id}.internal\n`, STACK);
+            journal.flush(real);
+        }
+
+        it("sees what another process appended since it last read", async () => {
+            const writer = new CreateJournal(gone);
+            const reader = new CreateJournal();
+            recorded(writer, file, ["e1"]);
+            assert.equal(reader.settle(file, "e1"), true, "e1 was all that was open");
+            recorded(writer, file, ["e2", "e3"]);
+            assert.equal(reader.settle(file, "e2"), false, "e3 is still open");
+            assert.equal(reader.settle(file, "e3"), true);
+            const lines = (await readFile(journalPathFor(file), "utf8")).trim().split("\n");
+            assert.deepEqual(
+                lines.map((line) => `${JSON.parse(line).op} ${JSON.parse(line).id}`),
+                ["wrote e1", "settled e1", "wrote e2", "wrote e3", "settled e2", "settled e3"],
+            );
+        });
+
+        it("reads a journal removed and written anew whole: nothing of the old one is kept", async () => {
+            const writer = new CreateJournal(gone);
+            const reader = new CreateJournal();
+            recorded(writer, file, ["e1"]);
+            assert.equal(reader.settle(file, "e1"), true);
+            reader.removeIfSettled(file);
+            assert.deepEqual(await readdir(temp.dir), ["hosts"]);
+            // The same first record again (same writer, id and line), then more than the old journal held.
+            recorded(writer, file, ["e1", "e2-with-a-longer-name-than-the-settled-record-had"]);
+            assert.equal(reader.settle(file, "e1"), false, "e1 is open again in the new journal, e2 too");
+            const lines = (await readFile(journalPathFor(file), "utf8")).trim().split("\n");
+            assert.equal(lines.filter((line) => JSON.parse(line).op === "settled").length, 1);
+        });
+
+        it("takes a line whose append is under way only once it is whole", async () => {
+            const reader = new CreateJournal();
+            const record = JSON.stringify({
+                op: "wrote",
+                id: "e1",
+                line: "10.0.0.1\te1\n",
+                stack: STACK,
+                writer: gone,
+            });
+            await writeFile(journalPathFor(file), record.slice(0, 20));
+            assert.equal(reader.settle(file, "e1"), false, "half a record is not one");
+            await appendFile(journalPathFor(file), `${record.slice(20)}\n`);
+            assert.equal(reader.settle(file, "e1"), true, "the whole record is read and settled");
+        });
+    });
 });
