@@ -20,7 +20,6 @@ import { execFile } from "node:child_process";
 import { once } from "node:events";
 import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { connect, createServer, type Socket } from "node:net";
-import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { promisify } from "node:util";
@@ -35,7 +34,7 @@ import {
     fleetUnavailable,
     startFleet,
 } from "../../support/sshFleet";
-import { inFlight } from "./hostsBench";
+import { ENGINE_PARALLEL, inFlight } from "./hostsBench";
 import { machineLine, table } from "./machine";
 
 const run = promisify(execFile);
@@ -44,12 +43,6 @@ const MACHINES = Number(process.env.PL_FLEET_BENCH_MACHINES ?? 20);
 const ENTRIES_PER_MACHINE = Number(process.env.PL_FLEET_BENCH_ENTRIES ?? 50);
 /** The real CLI adds 8 minutes or more (the engine's own pace for 1,000 resources): asked for, not by default. */
 const WITH_CLI = process.env.PL_FLEET_BENCH_CLI === "1";
-
-/**
- * Resource operations the engine runs at once: `--parallel` defaults to PULUMI_PARALLEL, else
- * 4 x GOMAXPROCS (pkg/cmd/pulumi/operations/up.go, defaultParallel(), v3.259.0): 8 on 2 cores.
- */
-const ENGINE_PARALLEL = Number(process.env.PULUMI_PARALLEL) || 4 * availableParallelism();
 
 // ---------------------------------------------------------------------------------------------------
 // Counting SSH in whichever process makes the connections: this one, or the CLI's provider process.

@@ -1,11 +1,12 @@
-// Hosts-file benchmark: N creates through the real dynamic-provider server with 16 calls in flight, as
-// the engine runs them, against N `set` calls of hostile (the library most tools use) on the same file.
+// Hosts-file benchmark: N creates through the real dynamic-provider server with as many calls in flight
+// as the engine runs at once (ENGINE_PARALLEL: 8 on 2 cores), against N `set` calls of hostile (the library most tools use) on the same file.
 // Two more runs separate what is ours from what is not: the same calls to a provider that does nothing
 // (the cost of the SDK's gRPC server and of this Node.js client, which share the machine's cores), and
-// the provider alone, in a plain Node.js process running the compiled package, 16 calls at a time.
+// the provider alone, in a plain Node.js process running the compiled package, as many calls at a time.
 
 import { execFile } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { promisify } from "node:util";
@@ -17,8 +18,14 @@ import { makeProject, REPO_ROOT } from "../../support/projects";
 import { ProviderServer } from "../../support/providerServer";
 import { peakRssMb } from "./machine";
 
+/**
+ * Resource operations the engine runs at once: `--parallel` defaults to PULUMI_PARALLEL, else
+ * 4 x GOMAXPROCS (pkg/cmd/pulumi/operations/up.go, defaultParallel(), v3.259.0): 8 on 2 cores.
+ */
+export const ENGINE_PARALLEL = Number(process.env.PULUMI_PARALLEL) || 4 * availableParallelism();
+
 /** Operations in flight at once, as the engine runs them. */
-export const IN_FLIGHT = 16;
+export const IN_FLIGHT = ENGINE_PARALLEL;
 
 /** One measured run. */
 export interface HostsRun {

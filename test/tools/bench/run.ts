@@ -64,8 +64,9 @@ async function hosts(): Promise<void> {
             endToEnd,
         ),
     );
-    // The provider alone goes one size further, beside the limit for the same writes: N / 16 whole-file
-    // atomic writes of a file that grows by 16 lines each time (hostile and gRPC would take hours there).
+    // The provider alone goes one size further, beside the limit for the same writes: N / IN_FLIGHT
+    // whole-file atomic writes of a file that grows by IN_FLIGHT lines each time (hostile and gRPC would
+    // take hours there).
     const limits: HostsRun[] = [];
     for (const n of [...SIZES, LARGEST]) {
         if (n === LARGEST) ours.push(await benchInProcess(n));
@@ -91,7 +92,7 @@ async function hosts(): Promise<void> {
             `10,000 to 100,000: HostEntry x${growth(ours, 2, 3)}, limit x${growth(limits, 2, 3)}`,
     );
     console.log(
-        "(N creates make N / 16 whole-file writes of a file of up to N lines: bytes written grow as N squared.)",
+        `(N creates make N / ${IN_FLIGHT} whole-file writes of a file of up to N lines: bytes written grow as N squared.)`,
     );
 }
 
