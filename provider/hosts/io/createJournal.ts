@@ -96,9 +96,8 @@ export class CreateJournal {
      * a journal is left with nothing open, to be removed (`removeIfSettled`, under the lock).
      */
     settle(real: string, id: string, line?: string): boolean {
-        const records = this.reader.records(real);
-        if (records.length === 0) return false;
-        const open = openOf(records);
+        const { any, open } = this.reader.state(real);
+        if (!any) return false;
         const settling = open.filter((record) => record.id === id && (line === undefined || record.line === line));
         if (settling.length > 0) {
             this.append(
@@ -116,7 +115,7 @@ export class CreateJournal {
     }
 
     private openRecords(real: string): Wrote[] {
-        return openOf(this.reader.records(real));
+        return this.reader.state(real).open;
     }
 
     private append(real: string, records: readonly Record[], durable: boolean): void {
@@ -147,15 +146,6 @@ export class CreateJournal {
             }
         }
     }
-}
-
-/** The records written and not settled since. */
-function openOf(records: readonly Record[]): Wrote[] {
-    const settled = new Set<string>();
-    for (const record of records) if (record.op === "settled") settled.add(`${record.id}\n${record.line}`);
-    return records.filter(
-        (record): record is Wrote => record.op === "wrote" && !settled.has(`${record.id}\n${record.line}`),
-    );
 }
 
 function openJournal(path: string): number {
@@ -201,7 +191,12 @@ interface ReadSoFar {
     /** The file's first bytes as read, to tell it from a new journal on a reused inode. */
     head: Buffer;
     offset: number;
-    readonly records: Record[];
+    /** How many records it holds. */
+    count: number;
+    /** Its written records not settled in it, by id and line. */
+    readonly open: Map<string, Wrote[]>;
+    /** The ids and lines it settles. */
+    readonly settled: Set<string>;
 }
 
 /**
@@ -212,25 +207,36 @@ interface ReadSoFar {
 class JournalReader {
     private readonly files = new Map<string, ReadSoFar>();
 
-    records(real: string): Record[] {
-        return journalPaths(real).flatMap((path) => this.recordsOf(path));
+    /**
+     * The journal of `real` as it is now: whether it holds any record, and its written records not
+     * settled (a record settles what its journal, or the other journal of the file, wrote).
+     */
+    state(real: string): { any: boolean; open: Wrote[] } {
+        const files = journalPaths(real).flatMap((path) => this.read(path) ?? []);
+        const open: Wrote[] = [];
+        for (const file of files) {
+            for (const [key, written] of file.open) {
+                if (!files.some((other) => other !== file && other.settled.has(key))) open.push(...written);
+            }
+        }
+        return { any: files.some((file) => file.count > 0), open };
     }
 
-    private recordsOf(path: string): Record[] {
+    private read(path: string): ReadSoFar | undefined {
         let fd: number;
         try {
             fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
         } catch (error) {
             if (codeOf(error) !== "ENOENT") throw error;
             this.files.delete(path);
-            return [];
+            return undefined;
         }
         try {
             const { ino, size, birthtimeMs: born } = fstatSync(fd);
             let known = this.files.get(path);
             const same = known && known.ino === ino && known.born === born && size >= known.offset;
             if (known && !(same && startsWith(fd, known.head))) known = undefined;
-            known ??= { ino, born, head: Buffer.alloc(0), offset: 0, records: [] };
+            known ??= { ino, born, head: Buffer.alloc(0), offset: 0, count: 0, open: new Map(), settled: new Set() };
             this.files.set(path, known);
             if (size > known.offset) {
                 const bytes = readAt(fd, known.offset, size - known.offset);
@@ -238,15 +244,27 @@ class JournalReader {
                 const end = bytes.lastIndexOf(0x0a) + 1;
                 for (const line of bytes.subarray(0, end).toString("utf8").split("\n")) {
                     const record = parseRecord(line);
-                    if (record) known.records.push(record);
+                    if (record) take(known, record);
                 }
                 if (known.offset === 0) known.head = Buffer.from(bytes.subarray(0, Math.min(end, HEAD_BYTES)));
                 known.offset += end;
             }
-            return known.records;
+            return known;
         } finally {
             closeSync(fd);
         }
+    }
+}
+
+/** Adds a record to what has been read of its journal. */
+function take(file: ReadSoFar, record: Record): void {
+    file.count++;
+    const key = `${record.id}\n${record.line}`;
+    if (record.op === "settled") {
+        file.settled.add(key);
+        file.open.delete(key);
+    } else if (!file.settled.has(key)) {
+        file.open.set(key, [...(file.open.get(key) ?? []), record]);
     }
 }
 
