@@ -17,6 +17,8 @@ import type { Sftp } from "./sftp";
 
 const FIRST_RETRY_MS = 2;
 const LONGEST_RETRY_MS = 100;
+/** Links tried while each fails and no lock file is there (see createNamed). */
+const LINK_ATTEMPTS = 5;
 
 /**
  * Takes the lock on `target` (a real path on the machine `session` reaches); `label` names it in messages.
@@ -115,12 +117,20 @@ async function createNamed(files: Sftp, path: string, holder: LockHolder): Promi
     const temporary = `${path}.${holder.token}.pulumi-lifecycle.tmp`;
     if (!(await files.createExclusive(temporary, content, 0o644, false))) return false;
     try {
-        await files.link(temporary, path);
-        return true;
-    } catch (error) {
-        if ((await files.statIfAny(path)) !== undefined) return false;
-        if (codeOf(error) !== "ENOTSUP") throw error;
-        return await files.createExclusive(path, content, 0o644, false);
+        for (let attempt = 1; ; attempt++) {
+            try {
+                await files.link(temporary, path);
+                return true;
+            } catch (error) {
+                // SFTP v3 has no "already exists": OpenSSH answers a link onto an existing file with a bare
+                // Failure. A lock file there now is held. One gone by now was held and released in
+                // between (another writer's short batch), so the link is tried again; a failure with no
+                // lock file there, time after time, is not contention, and is the error.
+                if ((await files.statIfAny(path)) !== undefined) return false;
+                if (codeOf(error) === "ENOTSUP") return await files.createExclusive(path, content, 0o644, false);
+                if (attempt >= LINK_ATTEMPTS) throw error;
+            }
+        }
     } finally {
         await files.removeQuietly(temporary);
     }
