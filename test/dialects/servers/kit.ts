@@ -102,8 +102,10 @@ export interface OperationScript {
     outcome: "succeeded" | "failed" | "canceled";
     resultLate?: boolean /* the resource becomes readable one GET after the operation says succeeded */;
 }
+/** What a server's operation does. */
+export type OperationKind = "create" | "update" | "delete" | "action";
 export interface OperationPlan {
-    next(kind: "create" | "update" | "delete" | "action"): OperationScript;
+    next(kind: OperationKind): OperationScript;
 }
 
 /** The script of an operation nobody scripted. */
@@ -127,6 +129,32 @@ export function scriptedOperations(...scripts: Array<Partial<OperationScript> & 
             const [script] = left.splice(index, 1);
             const { kind: _kind, ...rest } = script ?? {};
             return { ...DEFAULT_OPERATION, ...rest };
+        },
+    };
+}
+
+/** A plan whose first operation of one kind runs until the test releases it. */
+export interface HeldOperations extends OperationPlan {
+    /** The held operation ends (as it was scripted to) at its next poll; later operations get the default. */
+    release(): void;
+}
+
+/**
+ * The first operation of `kind` runs, poll after poll, until `release()`: a test interrupts a client
+ * while the operation is certainly running, with no wall-clock pacing (servers compare their scripts'
+ * `pollsToFinish` at every poll, so the script object is changed in place).
+ */
+export function heldOperations(kind: OperationKind, outcome: OperationScript["outcome"] = "succeeded"): HeldOperations {
+    const held: OperationScript = { pollsToFinish: Number.POSITIVE_INFINITY, outcome };
+    let given = false;
+    return {
+        next(asked) {
+            if (given || asked !== kind) return { ...DEFAULT_OPERATION };
+            given = true;
+            return held;
+        },
+        release() {
+            held.pollsToFinish = 0;
         },
     };
 }

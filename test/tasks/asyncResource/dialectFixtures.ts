@@ -1,6 +1,9 @@
 // One widget resource per dialect, as a program would declare it against that dialect's server (the
 // servers of test/dialects/servers, written from each API's public contract): how to start the server
-// fast (no real waits), the AsyncResource definition, and a change of the body that updates in place.
+// fast, the AsyncResource definition, and a change of the body that updates in place. Servers that
+// pace polls send their hint on every answer as the contract says, but as "come back now" (0 s): the
+// client's configured backoff paces the polls, and no test waits on a wall clock. How hints of seconds
+// are followed is tested in test/tasks/client/pollHints.test.ts and pollSchedule.test.ts.
 
 import { AsyncResourceProvider } from "../../../provider/tasks/asyncResourceProvider";
 import type { TaskProcessContext } from "../../../provider/tasks/processContext";
@@ -31,8 +34,6 @@ export interface DialectFixture {
     drift(size: number): Record<string, unknown>;
     /** Whether a create token makes a repeated create replay (so a killed create resumes without adopt). */
     readonly replaysCreate: boolean;
-    /** Whether the server paces polls with a hint (Retry-After, RetryAfter): then each poll takes about a second. */
-    readonly hinted: boolean;
     /** What the provider process's environment must hold besides the token (AWS credentials). */
     readonly env?: Readonly<Record<string, string>>;
 }
@@ -47,8 +48,7 @@ const api = (url: string, dialect: string, extra: Record<string, unknown> = {}) 
 export const FIXTURES: readonly DialectFixture[] = [
     {
         dialect: "generic",
-        hinted: true,
-        start: (options) => startGenericServer({ token: WIDGETS_TOKEN, retryAfterSeconds: 1, ...options }),
+        start: (options) => startGenericServer({ token: WIDGETS_TOKEN, retryAfterSeconds: 0, ...options }),
         args: (url, name, size) => ({
             api: api(url, "generic"),
             collectionPath: "/widgets",
@@ -65,9 +65,8 @@ export const FIXTURES: readonly DialectFixture[] = [
     },
     {
         dialect: "azure-arm",
-        hinted: true,
         start: (options) =>
-            startAzureArmServer({ token: WIDGETS_TOKEN, retryAfter: "always", retryAfterSeconds: 1, ...options }),
+            startAzureArmServer({ token: WIDGETS_TOKEN, retryAfter: "always", retryAfterSeconds: 0, ...options }),
         args: (url, name, size) => ({
             api: api(url, "azure-arm"),
             collectionPath: `/subscriptions/{subscription}/resourceGroups/{group}/providers/Test.Widgets/widgets?api-version=${ARM_API_VERSION}`,
@@ -84,8 +83,7 @@ export const FIXTURES: readonly DialectFixture[] = [
     },
     {
         dialect: "azure",
-        hinted: true,
-        start: (options) => startAzureGuidelinesServer({ token: WIDGETS_TOKEN, retryAfterSeconds: 1, ...options }),
+        start: (options) => startAzureGuidelinesServer({ token: WIDGETS_TOKEN, retryAfterSeconds: 0, ...options }),
         args: (url, name, size) => ({
             api: api(url, "azure"),
             collectionPath: `/widgets?api-version=${GUIDELINES_API_VERSIONS[0]}`,
@@ -101,7 +99,6 @@ export const FIXTURES: readonly DialectFixture[] = [
     },
     {
         dialect: "google",
-        hinted: false,
         start: (options) => startGoogleAipServer({ token: WIDGETS_TOKEN, ...options }),
         args: (url, name, size) => ({
             api: api(url, "google", { idParameter: "widgetId" }),
@@ -118,8 +115,7 @@ export const FIXTURES: readonly DialectFixture[] = [
     },
     {
         dialect: "aws-cloudcontrol",
-        hinted: true,
-        start: (options) => startCloudControlServer({ retryAfterSeconds: 1, ...options }),
+        start: (options) => startCloudControlServer({ retryAfterSeconds: 0, ...options }),
         args: (url, name, size) => ({
             api: api(url, "aws-cloudcontrol", { typeName: TYPE_NAME, region: TEST_REGION }),
             collectionPath: "/",
