@@ -160,20 +160,30 @@ function isRemote(real: string): boolean {
     return real.startsWith("ssh://");
 }
 
+const privateNames = new Map<string, string>();
+
+/** The name of `real`'s journal in the private directory; kept per path, since a refresh asks three times per entry. */
+function privateJournalName(real: string): string {
+    let name = privateNames.get(real);
+    if (name === undefined) {
+        name = `journal-${createHash("sha256").update(real).digest("hex").slice(0, 16)}-${basename(real)}`;
+        privateNames.set(real, name);
+    }
+    return name;
+}
+
 function privateJournalPath(real: string): string {
-    const digest = createHash("sha256").update(real).digest("hex").slice(0, 16);
-    return join(privateDirectory(), `journal-${digest}-${basename(real)}`);
+    return join(privateDirectory(), privateJournalName(real));
 }
 
 function journalPaths(real: string): string[] {
-    const digest = createHash("sha256").update(real).digest("hex").slice(0, 16);
     // A file on another machine (`ssh://user@host:port/path`) keeps its journal in this user's private
     // directory: the next `up` that needs it runs here, and the remote directory may not be ours to write.
     const paths = isRemote(real) ? [] : [journalPathFor(real)];
     // Only look in the private directory when it exists: reading must not create it.
     try {
         const directory = existingPrivateDirectory();
-        if (directory) paths.push(join(directory, `journal-${digest}-${basename(real)}`));
+        if (directory) paths.push(join(directory, privateJournalName(real)));
     } catch {
         // Not private (refused): nothing of ours can be there.
     }
