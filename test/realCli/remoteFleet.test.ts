@@ -5,8 +5,6 @@
 
 import { strict as assert } from "node:assert";
 import { readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
-import type { LocalWorkspace } from "@pulumi/pulumi/automation";
 import { assertOk, CliProject, nameOf, type ResourceSpec } from "../support/cliProject";
 import { type PulumiCli, requirePulumiCli } from "../support/pulumiCli";
 import { type Fleet, type FleetMachine, requireFleet, startFleet } from "../support/sshFleet";
@@ -19,7 +17,6 @@ describe("hosts entries on a fleet of machines over SSH, under the real Pulumi C
     let cli: PulumiCli;
     let fleet: Fleet;
     let project: CliProject;
-    let trace: string;
     const original = new Map<string, string>();
 
     const connectionOf = (machine: FleetMachine) => ({
@@ -43,11 +40,6 @@ describe("hosts entries on a fleet of machines over SSH, under the real Pulumi C
         }));
     const lineOf = (index: number, k: number, name: string) =>
         `10.${index}.0.${k + 1}\tsvc${k}.fleet.test svc${k} # on ${name}\n`;
-    const connections = async () =>
-        (await readFile(trace, "utf8").catch(() => ""))
-            .split("\n")
-            .filter((line) => line.includes("sshConnect"))
-            .map((line) => (JSON.parse(line) as { sshConnect: string }).sshConnect);
 
     /** The file holds its original bytes, then exactly `lines` (in any order: creates run concurrently). */
     async function assertHolds(machine: FleetMachine, lines: string[]): Promise<void> {
@@ -67,8 +59,7 @@ describe("hosts entries on a fleet of machines over SSH, under the real Pulumi C
         fleet = await startFleet(MACHINES);
         for (const machine of fleet.machines) original.set(machine.name, await readFile(machine.hostsFile, "utf8"));
         project = await CliProject.create(cli);
-        trace = join(project.temp.dir, "trace.jsonl");
-        (project.stack.workspace as LocalWorkspace).envVars.PULUMI_LIFECYCLE_TRACE = trace;
+        project.trace();
     });
     after(async () => {
         await project?.cleanup();
@@ -86,7 +77,7 @@ describe("hosts entries on a fleet of machines over SSH, under the real Pulumi C
                 Array.from({ length: ENTRIES_PER_MACHINE }, (_, k) => lineOf(index, k, machine.name)),
             );
         }
-        const opened = await connections();
+        const opened = await project.sshConnections();
         assert.equal(opened.length, MACHINES, `one connection per machine, not per entry: ${opened.join(", ")}`);
         assert.equal(new Set(opened).size, MACHINES);
 

@@ -7,7 +7,6 @@
 import { strict as assert } from "node:assert";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { LocalWorkspace } from "@pulumi/pulumi/automation";
 import { assertOk, CliProject, type ResourceSpec } from "../support/cliProject";
 import { type PulumiCli, requirePulumiCli } from "../support/pulumiCli";
 import { type Fleet, type FleetMachine, requireFleet, startFleet } from "../support/sshFleet";
@@ -18,7 +17,6 @@ describe("a remote HostEntry whose host is unknown in a preview, under the real 
     let fleet: Fleet;
     let machine: FleetMachine;
     let project: CliProject;
-    let trace: string;
     let localFile: string;
 
     const program = (anchorName: string): ResourceSpec[] => [
@@ -40,9 +38,6 @@ describe("a remote HostEntry whose host is unknown in a preview, under the real 
             hostFrom: "anchor",
         },
     ];
-    const connections = async () =>
-        (await readFile(trace, "utf8").catch(() => "")).split("\n").filter((line) => line.includes("sshConnect"))
-            .length;
 
     before(async function () {
         cli = requirePulumiCli(this);
@@ -52,8 +47,7 @@ describe("a remote HostEntry whose host is unknown in a preview, under the real 
         project = await CliProject.create(cli);
         localFile = join(project.temp.dir, "local.hosts");
         await writeFile(localFile, "127.0.0.1\tlocalhost\n");
-        trace = join(project.temp.dir, "trace.jsonl");
-        (project.stack.workspace as LocalWorkspace).envVars.PULUMI_LIFECYCLE_TRACE = trace;
+        project.trace();
     });
     after(async () => {
         await project?.cleanup();
@@ -66,12 +60,12 @@ describe("a remote HostEntry whose host is unknown in a preview, under the real 
         const preview = await project.preview();
         assertOk(preview);
         assert.deepEqual(preview.steps, ["create anchor", "create web"]);
-        assert.equal(await connections(), 0, "a preview with an unknown host opens no connection");
+        assert.equal((await project.sshConnections()).length, 0, "a preview with an unknown host opens no connection");
         assert.equal(await readFile(machine.hostsFile, "utf8"), before);
 
         assertOk(await project.up());
         assert.equal(await readFile(machine.hostsFile, "utf8"), `${before}10.0.0.5\tweb.fleet.test\n`);
-        assert.equal(await connections(), 1, "the trace counts connections: the up opened one");
+        assert.equal((await project.sshConnections()).length, 1, "the trace counts connections: the up opened one");
     });
 
     it("a preview where the host becomes unknown plans a replacement; the up, with the same host, leaves the machine's file as it was", async () => {

@@ -249,6 +249,26 @@ export class CliProject {
         await writeFile(join(this.dir, "program.json"), JSON.stringify({ resources }, null, 2));
     }
 
+    /**
+     * Turns on the provider's write trace (PULUMI_LIFECYCLE_TRACE) for the operations that follow, into a
+     * file of the project's own; `sshConnections` reads it.
+     */
+    trace(): void {
+        (this.stack.workspace as LocalWorkspace).envVars.PULUMI_LIFECYCLE_TRACE = this.traceFile;
+    }
+
+    private get traceFile(): string {
+        return join(this.temp.dir, "trace.jsonl");
+    }
+
+    /** The SSH connections the traced operations opened, in order, as `user@host:port`. */
+    async sshConnections(): Promise<string[]> {
+        return (await readFile(this.traceFile, "utf8").catch(() => ""))
+            .split("\n")
+            .filter((line) => line.includes("sshConnect"))
+            .map((line) => (JSON.parse(line) as { sshConnect: string }).sshConnect);
+    }
+
     /** Copies a file or directory into the project. */
     async copyIn(source: string, target: string): Promise<void> {
         await cp(source, join(this.dir, target), { recursive: true });
@@ -274,11 +294,8 @@ export class CliProject {
             "--stack",
             this.stack.name,
         ];
-        const env = {
-            PULUMI_DEBUG_COMMANDS: "true",
-            ...(workspace.pulumiHome ? { PULUMI_HOME: workspace.pulumiHome } : {}),
-            ...workspace.envVars,
-        };
+        // The workspace's environment holds PULUMI_HOME, the backend and the rest of cliEnv.
+        const env = { PULUMI_DEBUG_COMMANDS: "true", ...workspace.envVars };
         const outcome = await new Promise<{ ok: boolean; stdout: string; stderr: string }>((resolve) => {
             execFile(
                 this.cli.pulumi,

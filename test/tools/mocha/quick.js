@@ -1,4 +1,4 @@
-// `npm run test:quick`: the inner loop, every suite that needs no Pulumi CLI, in parallel workers.
-const { jobs, suitesWithoutCli } = require("./suites");
+// `npm run test:quick`: the inner loop, `npm test`'s configuration over the suites that need no Pulumi CLI.
+const { suitesWithoutCli } = require("./suites");
 
-module.exports = { ...require("../../../.mocharc.json"), parallel: true, jobs: jobs(), spec: suitesWithoutCli() };
+module.exports = { ...require("./all"), spec: suitesWithoutCli() };
