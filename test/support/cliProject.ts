@@ -201,7 +201,8 @@ export class CliProject {
     ): Promise<CliProject> {
         await mkdir(join(temp.dir, "backend"), { recursive: true });
         const env = cliEnv(cli, { backend: join(temp.dir, "backend") });
-        const stack = await LocalWorkspace.createOrSelectStack(
+        // The backend is new, so the stack is made (`pulumi stack init`) without first trying to select it.
+        const stack = await LocalWorkspace.createStack(
             { stackName, workDir: dir },
             {
                 envVars: env,

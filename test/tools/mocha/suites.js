@@ -1,31 +1,35 @@
 // The test files of each test command, in the order their suites start: with parallel workers, the
-// longest suites start first so that none of them begins last and keeps the run waiting (figures:
-// seconds alone on 2 cores, from a serial run; see README "Tests").
+// longest suites start first so that none of them begins last and keeps the run waiting (figures: wall
+// and CPU seconds of each suite in a whole `npm test` on 2 cores, PL_TEST_TIMINGS; see
+// docs/development.md, "Running the tests").
 
 const { readdirSync } = require("node:fs");
 const { join, relative } = require("node:path");
 
 const ROOT = join(__dirname, "..", "..", "..");
 
-/** The suites that take longest alone, longest first. Every other suite follows in path order. */
+/** The suites that take longest, longest first. Every other suite follows in path order. */
 const LONGEST_FIRST = [
-    "test/realCli/asyncResourceDialects.test.ts", // 315 s
-    "test/realCli/hostsRows.test.ts", // 283 s
-    "test/conformance/asyncResourceFlows.test.ts", // 258 s
-    "test/realCli/importHelper.test.ts", // 129 s
-    "test/realCli/datastoreFlows.test.ts", // 117 s
-    "test/realCli/interruptedUp.test.ts", // 99 s
-    "test/realCli/engineContract.test.ts", // 88 s
-    "test/realCli/importHelperRaces.test.ts", // 87 s
-    "test/realCli/import.test.ts", // 87 s
-    "test/compat/pulumiSdk.test.ts", // 81 s
-    "test/realCli/remoteFaults.test.ts", // 75 s
-    "test/realCli/upgrade.test.ts", // 65 s
-    "test/realCli/errorGuidance.test.ts", // 61 s
-    "test/realCli/remoteFleet.test.ts", // 59 s
-    "test/realCli/examples.test.ts", // 80 s
-    "test/compat/node.test.ts", // 39 s
-    "test/compat/packageManagers.test.ts", // 38 s
+    "test/realCli/hostsRows.test.ts", // 241 s, 125 CPU-s
+    "test/realCli/asyncResourceDialects.test.ts", // 219 s, 110 CPU-s
+    "test/conformance/asyncResourceFlows.test.ts", // 147 s, 70 CPU-s
+    "test/compat/pulumiSdk.test.ts", // 135 s, 61 CPU-s
+    "test/realCli/importHelper.test.ts", // 128 s, 67 CPU-s
+    "test/realCli/examples.test.ts", // 117 s, 56 CPU-s
+    "test/realCli/datastoreFlows.test.ts", // 107 s, 61 CPU-s
+    "test/realCli/engineContract.test.ts", // 100 s, 46 CPU-s
+    "test/realCli/interruptedUp.test.ts", // 99 s, 18 CPU-s
+    "test/realCli/importHelperRaces.test.ts", // 91 s, 45 CPU-s
+    "test/chaos/chaosTaskApi.test.ts", // 89 s, 55 CPU-s
+    "test/realCli/upgrade.test.ts", // 83 s, 43 CPU-s
+    "test/realCli/remoteFaults.test.ts", // 82 s, 39 CPU-s
+    "test/compat/node.test.ts", // 75 s, 32 CPU-s
+    "test/realCli/remoteFleet.test.ts", // 72 s, 25 CPU-s
+    "test/chaos/dialects/chaosDialects.test.ts", // 70 s, 27 CPU-s
+    "test/hosts/io/inPlaceSoak.test.ts", // 67 s, 28 CPU-s
+    "test/realCli/resourceLifecycle.test.ts", // 61 s, 40 CPU-s
+    "test/compat/packageManagers.test.ts", // 57 s, 28 CPU-s
+    "test/realCli/errorGuidance.test.ts", // 56 s, 31 CPU-s
 ];
 
 /** Suites that run the real `pulumi` CLI (and the compatibility installs, which run it too). */

@@ -26,7 +26,7 @@ let started;
 exports.mochaHooks = process.env.PL_TEST_TIMINGS
     ? {
           beforeAll() {
-              started = { wall: process.hrtime.bigint(), cpu: cpuSeconds() };
+              started = { at: Date.now(), wall: process.hrtime.bigint(), cpu: cpuSeconds() };
           },
           afterAll() {
               const files = new Set((this.test?.parent?.suites ?? []).map((suite) => suite.file).filter(Boolean));
@@ -35,6 +35,8 @@ exports.mochaHooks = process.env.PL_TEST_TIMINGS
                   file: files.size === 1 ? relative(process.cwd(), [...files][0]) : `${files.size} files`,
                   wall: Number(process.hrtime.bigint() - started.wall) / 1e9,
                   cpu: cpuSeconds() - started.cpu,
+                  /** When it started (ms since the epoch), to lay the suites of a parallel run on a timeline. */
+                  start: started.at,
                   pid: process.pid,
               };
               appendFileSync(process.env.PL_TEST_TIMINGS, `${JSON.stringify(line)}\n`);
