@@ -12,13 +12,14 @@
 
 import { strict as assert } from "node:assert";
 import { basename, relative } from "node:path";
+import { budget } from "../support/budget";
 import { type RunCounts, type RunReport, runSeed } from "./chaosRun";
 import { FAULT_KINDS } from "./faults";
 import { loadFindings } from "./findings";
 import { formatCounts, probeOverflow, sumCounts, violationsByInvariant } from "./report";
 
-/** The CI budget: about a minute on two shared cores. */
-const DEFAULT_SEEDS = 250;
+/** CI's budget: about a minute on two shared cores; the inner loop's sample. */
+const DEFAULT_SEEDS = budget({ full: 250, quick: 40 });
 
 function numberFrom(name: string, fallback: number): number {
     const value = Number(process.env[name]);

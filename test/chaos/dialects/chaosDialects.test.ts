@@ -11,13 +11,14 @@
 
 import { strict as assert } from "node:assert";
 import { FAULT_KINDS } from "../../dialects/servers/kit";
+import { budget } from "../../support/budget";
 import { probeOverflow } from "../report";
 import type { RunCounts, RunReport } from "./dialectRun";
 import { runSeed } from "./dialectRun";
 import { DIALECTS } from "./dialectServers";
 
-/** Seeds per dialect in CI: about 60-90 s for the five dialects on two shared cores. */
-const DEFAULT_SEEDS = 100;
+/** Seeds per dialect in CI (about 60-90 s for the five dialects on two shared cores), and in the inner loop. */
+const DEFAULT_SEEDS = budget({ full: 100, quick: 25 });
 
 function numberFrom(name: string, fallback: number): number {
     const value = Number(process.env[name]);
