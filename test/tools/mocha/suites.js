@@ -10,26 +10,39 @@ const ROOT = join(__dirname, "..", "..", "..");
 
 /** The suites that take longest, longest first. Every other suite follows in path order. */
 const LONGEST_FIRST = [
-    "test/realCli/hostsRows.test.ts", // 241 s, 125 CPU-s
-    "test/realCli/asyncResourceDialects.test.ts", // 219 s, 110 CPU-s
-    "test/conformance/asyncResourceFlows.test.ts", // 147 s, 70 CPU-s
-    "test/compat/pulumiSdk.test.ts", // 135 s, 61 CPU-s
-    "test/realCli/importHelper.test.ts", // 128 s, 67 CPU-s
-    "test/realCli/examples.test.ts", // 117 s, 56 CPU-s
-    "test/realCli/datastoreFlows.test.ts", // 107 s, 61 CPU-s
-    "test/realCli/engineContract.test.ts", // 100 s, 46 CPU-s
-    "test/realCli/interruptedUp.test.ts", // 99 s, 18 CPU-s
-    "test/realCli/importHelperRaces.test.ts", // 91 s, 45 CPU-s
-    "test/chaos/chaosTaskApi.test.ts", // 89 s, 55 CPU-s
-    "test/realCli/upgrade.test.ts", // 83 s, 43 CPU-s
-    "test/realCli/remoteFaults.test.ts", // 82 s, 39 CPU-s
-    "test/compat/node.test.ts", // 75 s, 32 CPU-s
-    "test/realCli/remoteFleet.test.ts", // 72 s, 25 CPU-s
-    "test/chaos/dialects/chaosDialects.test.ts", // 70 s, 27 CPU-s
-    "test/hosts/io/inPlaceSoak.test.ts", // 67 s, 28 CPU-s
-    "test/realCli/resourceLifecycle.test.ts", // 61 s, 40 CPU-s
-    "test/compat/packageManagers.test.ts", // 57 s, 28 CPU-s
-    "test/realCli/errorGuidance.test.ts", // 56 s, 31 CPU-s
+    "test/realCli/hostsRows.test.ts", // 268 s, 124 CPU-s
+    "test/realCli/asyncResourceDialects.test.ts", // 237 s, 112 CPU-s
+    "test/conformance/asyncResourceFlows.test.ts", // 152 s, 72 CPU-s
+    "test/realCli/importHelper.test.ts", // 133 s, 68 CPU-s
+    "test/compat/pulumiSdk.test.ts", // 129 s, 65 CPU-s
+    "test/realCli/datastoreFlows.test.ts", // 105 s, 60 CPU-s
+    "test/realCli/interruptedUp.test.ts", // 103 s, 18 CPU-s
+    "test/realCli/examples.test.ts", // 103 s, 53 CPU-s
+    "test/chaos/chaosTaskApi.test.ts", // 93 s, 56 CPU-s
+    "test/realCli/remoteFaults.test.ts", // 91 s, 38 CPU-s
+    "test/realCli/engineContract.test.ts", // 88 s, 45 CPU-s
+    "test/realCli/resourceLifecycle.test.ts", // 83 s, 40 CPU-s
+    "test/realCli/upgrade.test.ts", // 75 s, 43 CPU-s
+    "test/realCli/importHelperRaces.test.ts", // 69 s, 43 CPU-s
+    "test/chaos/dialects/chaosDialects.test.ts", // 67 s, 28 CPU-s
+    "test/realCli/remoteFleet.test.ts", // 66 s, 24 CPU-s
+    "test/hosts/io/inPlaceSoak.test.ts", // 60 s, 26 CPU-s
+    "test/hosts/faults/multiWriter.test.ts", // 53 s, 27 CPU-s
+    "test/conformance/hostsRows.test.ts", // 53 s, 24 CPU-s (test:quick)
+    "test/realCli/relativePaths.test.ts", // 49 s, 21 CPU-s
+    "test/compat/packageManagers.test.ts", // 48 s, 26 CPU-s
+    "test/realCli/errorGuidance.test.ts", // 43 s, 30 CPU-s
+    "test/packaging.test.ts", // 41 s, 20 CPU-s
+    "test/conformance/datastoreFlows.test.ts", // 41 s, 18 CPU-s
+    "test/tasks/datastoreProvider.test.ts", // 38 s, 33 CPU-s
+    "test/examples.test.ts", // 27 s, 13 CPU-s
+    "test/realCli/remoteImport.test.ts", // 27 s, 14 CPU-s
+    "test/compat/node.test.ts", // 26 s, 11 CPU-s
+    "test/realCli/import.test.ts", // 26 s, 14 CPU-s
+    "test/realCli/remoteUnknownHost.test.ts", // 25 s, 12 CPU-s
+    "test/realCli/languageHost.test.ts", // 25 s, 14 CPU-s
+    "test/conformance/hostsLifecycle.test.ts", // 23 s, 10 CPU-s
+    "test/hosts/logic/importer.test.ts", // 16 s, 10 CPU-s
 ];
 
 /** Suites that run the real `pulumi` CLI (and the compatibility installs, which run it too). */
