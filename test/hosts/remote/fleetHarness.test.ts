@@ -79,7 +79,21 @@ async function exec(client: Client, command: string): Promise<{ code: number; st
     channel.stderr.setEncoding("utf8").on("data", (chunk: string) => {
         stderr += chunk;
     });
-    const [code] = (await once(channel, "close")) as [number];
+    // Nothing to send: the command reads end of file at once, as under `ssh host command </dev/null`
+    // (sudo with Debian's `use_pty` relays stdin into its pty, and an open one can keep it waiting).
+    channel.end();
+    const closed = once(channel, "close") as Promise<[number]>;
+    const timeout = new Promise<never>((_, reject) => {
+        const timer = setTimeout(
+            () =>
+                reject(
+                    new Error(`\`${command}\` did not end within 30 s; it wrote ${JSON.stringify({ stdout, stderr })}`),
+                ),
+            30_000,
+        );
+        void closed.finally(() => clearTimeout(timer));
+    });
+    const [code] = await Promise.race([closed, timeout]);
     return { code, stdout, stderr };
 }
 
