@@ -524,13 +524,12 @@ async function throughCli(fleet: Fleet, entries: Entry[]): Promise<Measured | st
     await resetFleet(fleet);
     const project = await CliProject.create(cli, { name: "fleet-bench" });
     try {
-        const trace = join(project.temp.dir, "trace.jsonl");
+        project.trace();
         const counts = join(project.temp.dir, "ssh-counts");
         await run("mkdir", [counts]);
         const counter = join(project.temp.dir, "ssh-counter.js");
         await writeFile(counter, COUNTER(require.resolve("ssh2")));
         const env = (project.stack.workspace as LocalWorkspace).envVars;
-        env.PULUMI_LIFECYCLE_TRACE = trace;
         env.PL_BENCH_SSH_COUNTS = counts;
         env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ""} --require ${counter}`.trim();
         const specs: ResourceSpec[] = entries.map((entry) => ({
@@ -566,7 +565,7 @@ async function throughCli(fleet: Fleet, entries: Entry[]): Promise<Measured | st
                 `after pulumi refresh the stack holds ${state.resources.length} of ${entries.length} entries`,
             );
         }
-        const traced = (await readFile(trace, "utf8")).split("\n").filter((l) => l.includes('"sshConnect"')).length;
+        const traced = (await project.sshConnections()).length;
         const counted = await countsIn(counts);
         if (counted.connects !== traced) {
             throw new Error(`the provider processes counted ${counted.connects} ssh2 connects, the trace ${traced}`);
