@@ -3,7 +3,7 @@
 // keep a development profile beside the CI one). A suite's own variable (CHAOS_SEEDS, ...) still wins.
 
 /** Which budget this run uses. */
-export const testProfile: "full" | "quick" = process.env.PL_TEST_PROFILE === "quick" ? "quick" : "full";
+const testProfile: "full" | "quick" = process.env.PL_TEST_PROFILE === "quick" ? "quick" : "full";
 
 /** The budget of this run's profile. */
 export function budget<T>(budgets: { readonly full: T; readonly quick: T }): T {

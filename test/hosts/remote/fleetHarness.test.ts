@@ -82,18 +82,11 @@ async function exec(client: Client, command: string): Promise<{ code: number; st
     // Nothing to send: the command reads end of file at once, as under `ssh host command </dev/null`
     // (sudo with Debian's `use_pty` relays stdin into its pty, and an open one can keep it waiting).
     channel.end();
-    const closed = once(channel, "close") as Promise<[number]>;
-    const timeout = new Promise<never>((_, reject) => {
-        const timer = setTimeout(
-            () =>
-                reject(
-                    new Error(`\`${command}\` did not end within 30 s; it wrote ${JSON.stringify({ stdout, stderr })}`),
-                ),
-            30_000,
-        );
-        void closed.finally(() => clearTimeout(timer));
-    });
-    const [code] = await Promise.race([closed, timeout]);
+    const [code] = (await once(channel, "close", { signal: AbortSignal.timeout(30_000) }).catch((error: Error) => {
+        throw new Error(`\`${command}\` did not end within 30 s; it wrote ${JSON.stringify({ stdout, stderr })}`, {
+            cause: error,
+        });
+    })) as [number];
     return { code, stdout, stderr };
 }
 
