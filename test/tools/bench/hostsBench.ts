@@ -1,5 +1,6 @@
 // Hosts-file benchmark: N creates through the real dynamic-provider server with as many calls in flight
-// as the engine runs at once (ENGINE_PARALLEL: 8 on 2 cores), against N `set` calls of hostile (the library most tools use) on the same file.
+// as the engine runs at once (ENGINE_PARALLEL: 8 on 2 cores), against N `set` calls of hostile (the
+// library most tools use) on the same file.
 // Two more runs separate what is ours from what is not: the same calls to a provider that does nothing
 // (the cost of the SDK's gRPC server and of this Node.js client, which share the machine's cores), and
 // the provider alone, in a plain Node.js process running the compiled package, as many calls at a time.
@@ -24,9 +25,6 @@ import { peakRssMb } from "./machine";
  */
 export const ENGINE_PARALLEL = Number(process.env.PULUMI_PARALLEL) || 4 * availableParallelism();
 
-/** Operations in flight at once, as the engine runs them. */
-export const IN_FLIGHT = ENGINE_PARALLEL;
-
 /** One measured run. */
 export interface HostsRun {
     readonly seconds: number;
@@ -34,11 +32,11 @@ export interface HostsRun {
     readonly peakMb: number | undefined;
 }
 
-/** Runs `work(i)` for i < n, IN_FLIGHT at a time; resolves with the wall time in seconds. */
+/** Runs `work(i)` for i < n, ENGINE_PARALLEL at a time; resolves with the wall time in seconds. */
 export async function inFlight(
     n: number,
     work: (i: number) => Promise<unknown>,
-    parallel: number = IN_FLIGHT,
+    parallel: number = ENGINE_PARALLEL,
 ): Promise<number> {
     let next = 0;
     const started = performance.now();
@@ -49,7 +47,7 @@ export async function inFlight(
     return (performance.now() - started) / 1000;
 }
 
-/** N creates through the provider server, IN_FLIGHT at a time. */
+/** N creates through the provider server, ENGINE_PARALLEL at a time. */
 export async function benchProvider(n: number): Promise<HostsRun> {
     const project = await makeProject("hosts-bench");
     const file = join(project.dir, "hosts");
@@ -121,7 +119,7 @@ export async function benchInProcess(n: number): Promise<HostsRun> {
                 await provider.create(inputs);
             }
         };
-        Promise.all(Array.from({ length: ${IN_FLIGHT} }, worker)).then(() => {
+        Promise.all(Array.from({ length: ${ENGINE_PARALLEL} }, worker)).then(() => {
             const seconds = (performance.now() - started) / 1000;
             process.stdout.write(JSON.stringify({ seconds, writes, peakMb: process.resourceUsage().maxRSS / 1024 }));
         });
@@ -135,8 +133,8 @@ export async function benchInProcess(n: number): Promise<HostsRun> {
 }
 
 /**
- * The limit for N creates arriving IN_FLIGHT at a time with whole-file atomic writes: N / IN_FLIGHT
- * atomic writes (temporary file, fsync, rename, fsync of the directory) of a file growing by IN_FLIGHT
+ * The limit for N creates arriving ENGINE_PARALLEL at a time with whole-file atomic writes: N / ENGINE_PARALLEL
+ * atomic writes (temporary file, fsync, rename, fsync of the directory) of a file growing by ENGINE_PARALLEL
  * lines each time, with nothing parsed or computed. Its growth is quadratic in bytes written, whoever writes.
  */
 export async function benchAtomicLimit(n: number): Promise<HostsRun> {
@@ -153,8 +151,8 @@ export async function benchAtomicLimit(n: number): Promise<HostsRun> {
         let length = content.length - lines.reduce((sum, line) => sum + line.length, 0);
         let writes = 0;
         const started = performance.now();
-        for (let i = 0; i < ${n}; i += ${IN_FLIGHT}) {
-            for (let k = i; k < Math.min(${n}, i + ${IN_FLIGHT}); k++) length += lines[k].length;
+        for (let i = 0; i < ${n}; i += ${ENGINE_PARALLEL}) {
+            for (let k = i; k < Math.min(${n}, i + ${ENGINE_PARALLEL}); k++) length += lines[k].length;
             writeFileAtomicSync(process.argv[1], content.subarray(0, length));
             writes++;
         }

@@ -11,8 +11,8 @@ import {
     benchInProcess,
     benchNoop,
     benchProvider,
+    ENGINE_PARALLEL,
     type HostsRun,
-    IN_FLIGHT,
 } from "./hostsBench";
 import { machineLine, table } from "./machine";
 import { benchTasks, percentile, type TasksRun } from "./tasksBench";
@@ -26,7 +26,7 @@ const mb = (run: HostsRun) => (run.peakMb === undefined ? "n/a" : `${run.peakMb.
 const cells = (run: HostsRun) => [seconds(run), String(run.writes), mb(run)];
 
 async function hosts(): Promise<void> {
-    console.log(`Hosts-file entries: N creates, ${IN_FLIGHT} in flight (as the engine runs them)`);
+    console.log(`Hosts-file entries: N creates, ${ENGINE_PARALLEL} in flight (as the engine runs them)`);
     console.log(`Machine: ${machineLine()}\n`);
     // Warm up this process's gRPC client, which stands in for the engine (a Go program, warm by then);
     // every measured run still starts its provider process cold, as the engine does per deployment.
@@ -64,9 +64,9 @@ async function hosts(): Promise<void> {
             endToEnd,
         ),
     );
-    // The provider alone goes one size further, beside the limit for the same writes: N / IN_FLIGHT
-    // whole-file atomic writes of a file that grows by IN_FLIGHT lines each time (hostile and gRPC would
-    // take hours there).
+    // The provider alone goes one size further, beside the limit for the same writes: N / ENGINE_PARALLEL
+    // whole-file atomic writes of a file that grows by ENGINE_PARALLEL lines each time (hostile and gRPC
+    // would take hours there).
     const limits: HostsRun[] = [];
     for (const n of [...SIZES, LARGEST]) {
         if (n === LARGEST) ours.push(await benchInProcess(n));
@@ -92,7 +92,7 @@ async function hosts(): Promise<void> {
             `10,000 to 100,000: HostEntry x${growth(ours, 2, 3)}, limit x${growth(limits, 2, 3)}`,
     );
     console.log(
-        `(N creates make N / ${IN_FLIGHT} whole-file writes of a file of up to N lines: bytes written grow as N squared.)`,
+        `(N creates make N / ${ENGINE_PARALLEL} whole-file writes of a file of up to N lines: bytes written grow as N squared.)`,
     );
 }
 
