@@ -10,12 +10,12 @@
 import { strict as assert } from "node:assert";
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { CliProject, type CliRun } from "../support/cliProject";
 import { until } from "../support/processes";
-import { makeTempDir, type TempDir } from "../support/projects";
+import { makeTempDir, REPO_ROOT, type TempDir } from "../support/projects";
 import { type PulumiCli, requirePulumiCli } from "../support/pulumiCli";
 import { writeNodeProject } from "./nodeProject";
 
@@ -124,6 +124,35 @@ describe("our Node.js language host launches programs as the official one does (
             engine: "string",
         });
         assert.match(parallel ?? "", /^[1-9]\d*$/, "--parallel");
+    });
+
+    it("the update's metadata names node, npm and TypeScript as the official host's probes do, every time", async () => {
+        // The host remembers the versions of executables and resolves TypeScript itself (probes.go); what
+        // the engine records must still be what the official host's processes would have answered.
+        await symlink(join(REPO_ROOT, "node_modules", "typescript"), join(dir, "node_modules", "typescript"));
+        const inProject = (file: string, args: string[], cwd = dir) =>
+            promisify(execFile)(file, args, { cwd, env: { ...process.env, ...project.env } }).then(({ stdout }) =>
+                stdout.trim(),
+            );
+        const expected = {
+            "runtime.version": await inProject("node", ["--version"]),
+            "runtime.metadata.packagemanager": "npm",
+            "runtime.metadata.packagemanagerVersion": await inProject("npm", ["--version"]),
+            "runtime.metadata.typescriptVersion": await inProject(
+                "node",
+                ["-e", "console.log(require('typescript/package.json').version)"],
+                join(dir, "src"),
+            ),
+        };
+        for (const attempt of ["first", "second"]) {
+            await writeProgram({}, "export const n = 1;\n");
+            const up = await project.up();
+            assert.ok(up.ok, said(up));
+            const [latest] = await project.stack.history(1);
+            const environment = latest?.environment ?? {};
+            const reported = Object.fromEntries(Object.keys(expected).map((key) => [key, environment[key]]));
+            assert.deepEqual(reported, expected, `the ${attempt} update's metadata`);
+        }
     });
 
     it("a non-zero exit code: `Program exited with non-zero exit code: 3`", async () => {

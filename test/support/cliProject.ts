@@ -230,7 +230,10 @@ export class CliProject {
         const dir = join(temp.dir, "project");
         const name = options.name ?? "cli-test";
         await mkdir(join(dir, "node_modules", "@pulumi"), { recursive: true });
-        await writeFile(join(dir, "Pulumi.yaml"), `name: ${name}\nruntime: nodejs\nmain: index.js\n`);
+        await writeFile(
+            join(dir, "Pulumi.yaml"),
+            `name: ${name}\nruntime:\n  name: nodejs\n  options:\n    typescript: false\nmain: index.js\n`,
+        );
         await writeFile(join(dir, "package.json"), JSON.stringify({ name, private: true, main: "index.js" }));
         await writeFile(join(dir, "index.js"), PROGRAM);
         await writeFile(join(dir, "program.json"), JSON.stringify({ resources: [] }));

@@ -19,6 +19,10 @@
 //     non-zero exit code: N" (-1 when a signal ended it), with the out-of-memory hint when node's stderr
 //     shows V8 running out of heap.
 //
+// About answers what the official host answers, but remembers node's and the package manager's versions
+// per executable and reads TypeScript's package.json itself instead of starting a process for each
+// (probes.go): the engine asks on every `up` and `preview`, and those processes were most of the host's cost.
+//
 // What it does not do, all listed in README.md: it hands node the engine's resource monitor address
 // itself rather than a forwarding proxy, and passes no --sync directory (@pulumi/pulumi 3.270 defines a
 // reader for it, tryGetSyncInvokes, but never calls it); the bun runtime, attaching a debugger, OpenTelemetry trace propagation,

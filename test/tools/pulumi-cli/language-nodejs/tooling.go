@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
-	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/util/rpcutil"
 	"github.com/pulumi/pulumi/sdk/v3/nodejs/npm"
@@ -37,17 +36,20 @@ func (h *nodeHost) About(ctx context.Context, req *pulumirpc.AboutRequest) (*pul
 		return nil, fmt.Errorf("could not find executable \"node\": %w", err)
 	}
 	resp := &pulumirpc.AboutResponse{Executable: nodeBin, Metadata: map[string]string{"packagemanager": pm.Name()}}
-	if out, err := exec.CommandContext(ctx, nodeBin, "--version").Output(); err == nil {
-		resp.Version = strings.TrimSpace(string(out))
+	if version, err := nodeVersion(ctx, nodeBin); err == nil {
+		resp.Version = version
 	}
-	if v, err := pm.Version(); err == nil {
-		resp.Metadata["packagemanagerVersion"] = v.String()
+	if pmBin, err := exec.LookPath(pm.Name()); err == nil {
+		version, err := rememberedVersion("--version", pmBin, func() (string, error) {
+			v, err := pm.Version()
+			return v.String(), err
+		})
+		if err == nil {
+			resp.Metadata["packagemanagerVersion"] = version
+		}
 	}
-	// The TypeScript the program would load: resolved from the program directory, as node loads it.
-	ts := exec.CommandContext(ctx, nodeBin, "-e", "console.log(require('typescript/package.json').version)")
-	ts.Dir = req.GetInfo().GetProgramDirectory()
-	if out, err := ts.Output(); err == nil {
-		resp.Metadata["typescriptVersion"] = strings.TrimSpace(string(out))
+	if version, ok := typescriptVersion(req.GetInfo().GetProgramDirectory(), nodeBin); ok {
+		resp.Metadata["typescriptVersion"] = version
 	}
 	return resp, nil
 }
