@@ -17,7 +17,7 @@ import { HostEntryIdError } from "./errors/hostEntryIdError";
 import type { HostEntryInputs, HostEntryOutputs } from "./hostEntrySchema";
 import type { CreateJournal } from "./io/createJournal";
 import type { HostsFileAccess } from "./io/hostsFileAccess";
-import { type HostsFileLocation, type HostsFileStore, journalKey } from "./io/hostsFileStore";
+import { type HostsFileLocation, type HostsFileStore, journalKey, locationKey } from "./io/hostsFileStore";
 import { checkHostEntry } from "./logic/check";
 import { type HostConnection, type HostCredentials, machineOf, usableConnection } from "./logic/connection";
 import { defaultHostsFile, HOSTS_FILE_CONFIG_KEY } from "./logic/defaultFile";
@@ -48,6 +48,8 @@ interface EntryPlace {
 /** Implements `pulumi-nodejs:dynamic/hosts:HostEntry` on top of a HostsFileStore. */
 export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInputs, HostEntryOutputs> {
     private configuredFile: string | undefined;
+    /** The settles asked for in this turn of the event loop, by file (see `settleBatch`). */
+    private readonly settling = new Map<string, { readonly ids: Set<string>; readonly done: Promise<void> }>();
 
     constructor(
         private readonly store: HostsFileStore,
@@ -86,7 +88,8 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
         const line = await this.store.edit(place, (doc) => {
             const interruptedLine = owner === undefined ? undefined : this.journal.interruptedLine(real, id, owner);
             const created = createEntry(doc, inputs, { adopt: inputs.adopt, file: inputs.file, interruptedLine });
-            if (created.resumed && this.journal.settle(real, id, interruptedLine)) this.journal.removeIfSettled(real);
+            if (created.resumed && this.journal.settle(real, new Set([id]), interruptedLine))
+                this.journal.removeIfSettled(real);
             else if (!created.adopted && owner !== undefined) this.journal.stage(real, id, renderLine(inputs), owner);
             return () => doc.lineNumber(created.line);
         });
@@ -184,15 +187,33 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
         if (file === undefined || isUnknown(file) || isUnknown(where.connection)) return;
         try {
             const place = this.locate({ ...where, file });
-            const real = await this.journalKeyOf(place);
-            if (!this.journal.settle(real, id)) return;
-            await this.store.edit(place, () => {
-                this.journal.removeIfSettled(real);
-                return () => undefined;
-            });
+            const key = locationKey(place);
+            let batch = this.settling.get(key);
+            if (!batch) {
+                const ids = new Set<string>();
+                batch = { ids, done: this.settleBatch(key, place, ids) };
+                this.settling.set(key, batch);
+            }
+            batch.ids.add(id);
+            await batch.done;
         } catch {
             // Settling only keeps the journal short; the operation itself goes on.
         }
+    }
+
+    /**
+     * Settles the ids asked for one file in one turn of the event loop together: one real path and one
+     * read of the journal for all of them (a refresh asks three times per entry, its Read and two Diffs).
+     */
+    private async settleBatch(key: string, place: HostsFileLocation, ids: ReadonlySet<string>): Promise<void> {
+        await new Promise((resolve) => setImmediate(resolve));
+        this.settling.delete(key);
+        const real = await this.journalKeyOf(place);
+        if (!this.journal.settle(real, ids)) return;
+        await this.store.edit(place, () => {
+            this.journal.removeIfSettled(real);
+            return () => undefined;
+        });
     }
 
     private async sameFile(olds: Partial<EntryPlace>, news: EntryPlace): Promise<boolean | "unknown"> {

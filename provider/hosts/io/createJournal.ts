@@ -92,17 +92,18 @@ export class CreateJournal {
     }
 
     /**
-     * The engine knows the entry `id` of `real`: whatever was recorded for it is settled. Answers whether
-     * a journal is left with nothing open, to be removed (`removeIfSettled`, under the lock).
+     * The engine knows the entries `ids` of `real`: whatever was recorded for them (for `line`, when
+     * given) is settled. Answers whether a journal is left with nothing open, to be removed
+     * (`removeIfSettled`, under the lock).
      */
-    settle(real: string, id: string, line?: string): boolean {
+    settle(real: string, ids: ReadonlySet<string>, line?: string): boolean {
         const { any, open } = this.reader.state(real);
         if (!any) return false;
-        const settling = open.filter((record) => record.id === id && (line === undefined || record.line === line));
+        const settling = open.filter((record) => ids.has(record.id) && (line === undefined || record.line === line));
         if (settling.length > 0) {
             this.append(
                 real,
-                settling.map((record): Record => ({ op: "settled", id, line: record.line })),
+                settling.map((record): Record => ({ op: "settled", id: record.id, line: record.line })),
                 false,
             );
         }

@@ -108,7 +108,7 @@ export class HostsFileStore {
         // Keyed synchronously by the absolute path (and machine), so operations issued in one turn share a
         // batch; the real path (symlinks followed) is resolved by the batch itself.
         const { file, access } = located(location);
-        const key = access.keyOf(file);
+        const key = locationKey(location);
         let queue = this.queues.get(key);
         if (!queue) {
             queue = { file, access, pending: [], draining: false, cache: undefined, swept: false };
@@ -314,6 +314,12 @@ function hostsFileError(access: HostsFileAccess, real: string, operation: HostsF
         return error;
     }
     return new HostsFileError(access.describe(real), operation, error, access.machine);
+}
+
+/** The name a location's operations are queued under: those on one file of one machine share it. */
+export function locationKey(location: HostsFileLocation): string {
+    const { file, access } = located(location);
+    return access.keyOf(file);
 }
 
 function located(location: HostsFileLocation): { file: string; access: HostsFileAccess } {

@@ -206,10 +206,10 @@ describe("the create journal", () => {
             const writer = new CreateJournal(gone);
             const reader = new CreateJournal();
             recorded(writer, file, ["e1"]);
-            assert.equal(reader.settle(file, "e1"), true, "e1 was all that was open");
+            assert.equal(reader.settle(file, new Set(["e1"])), true, "e1 was all that was open");
             recorded(writer, file, ["e2", "e3"]);
-            assert.equal(reader.settle(file, "e2"), false, "e3 is still open");
-            assert.equal(reader.settle(file, "e3"), true);
+            assert.equal(reader.settle(file, new Set(["e2"])), false, "e3 is still open");
+            assert.equal(reader.settle(file, new Set(["e3"])), true);
             const lines = (await readFile(journalPathFor(file), "utf8")).trim().split("\n");
             assert.deepEqual(
                 lines.map((line) => `${JSON.parse(line).op} ${JSON.parse(line).id}`),
@@ -217,16 +217,29 @@ describe("the create journal", () => {
             );
         });
 
+        it("settles the entries of one batch together, leaving the others open", async () => {
+            const writer = new CreateJournal(gone);
+            const reader = new CreateJournal();
+            recorded(writer, file, ["e1", "e2", "e3"]);
+            assert.equal(reader.settle(file, new Set(["e1", "e3", "e9"])), false, "e2 is still open");
+            assert.equal(reader.settle(file, new Set(["e2"])), true);
+            const lines = (await readFile(journalPathFor(file), "utf8")).trim().split("\n");
+            assert.deepEqual(
+                lines.map((line) => `${JSON.parse(line).op} ${JSON.parse(line).id}`),
+                ["wrote e1", "wrote e2", "wrote e3", "settled e1", "settled e3", "settled e2"],
+            );
+        });
+
         it("reads a journal removed and written anew whole: nothing of the old one is kept", async () => {
             const writer = new CreateJournal(gone);
             const reader = new CreateJournal();
             recorded(writer, file, ["e1"]);
-            assert.equal(reader.settle(file, "e1"), true);
+            assert.equal(reader.settle(file, new Set(["e1"])), true);
             reader.removeIfSettled(file);
             assert.deepEqual(await readdir(temp.dir), ["hosts"]);
             // The same first record again (same writer, id and line), then more than the old journal held.
             recorded(writer, file, ["e1", "e2-with-a-longer-name-than-the-settled-record-had"]);
-            assert.equal(reader.settle(file, "e1"), false, "e1 is open again in the new journal, e2 too");
+            assert.equal(reader.settle(file, new Set(["e1"])), false, "e1 is open again in the new journal, e2 too");
             const lines = (await readFile(journalPathFor(file), "utf8")).trim().split("\n");
             assert.equal(lines.filter((line) => JSON.parse(line).op === "settled").length, 1);
         });
@@ -241,9 +254,9 @@ describe("the create journal", () => {
                 writer: gone,
             });
             await writeFile(journalPathFor(file), record.slice(0, 20));
-            assert.equal(reader.settle(file, "e1"), false, "half a record is not one");
+            assert.equal(reader.settle(file, new Set(["e1"])), false, "half a record is not one");
             await appendFile(journalPathFor(file), `${record.slice(20)}\n`);
-            assert.equal(reader.settle(file, "e1"), true, "the whole record is read and settled");
+            assert.equal(reader.settle(file, new Set(["e1"])), true, "the whole record is read and settled");
         });
     });
 });
