@@ -2,7 +2,7 @@
 
 import { printAsyncDialectsBench } from "./asyncDialectsBench";
 import { BIG_FILE_LINES, benchBigFile, MANAGED } from "./bigFileBench";
-import { benchCli } from "./cliBench";
+import { benchCli, REFRESHES } from "./cliBench";
 import { printFleetBench } from "./fleet";
 import { benchForeignWriter, type ForeignWriterRun } from "./foreignWriterBench";
 import {
@@ -225,7 +225,7 @@ async function cli(): Promise<void> {
             ratio(hostEntry.upSeconds, noop.upSeconds),
         ],
         [
-            "pulumi refresh",
+            `pulumi refresh (median of ${REFRESHES})`,
             `${hostEntry.refreshSeconds.toFixed(1)} s`,
             `${noop.refreshSeconds.toFixed(1)} s`,
             ratio(hostEntry.refreshSeconds, noop.refreshSeconds),
