@@ -5,7 +5,8 @@
 // root (runtime.ts, index.ts) and the command line (cli/) import features. Within a feature, layers only
 // import downward: logic/ never reaches I/O or the HTTP client, errors/ and protocol/ reach nothing above
 // them, the client never reaches logic/ or io/, and a folder never reaches up into its resource's provider
-// or resource class.
+// or resource class. And no production file grows past 400 lines. (Reaches into the SDK's internals are
+// guarded beside their one door, test/shared/sdkInternals.test.ts.)
 
 import { strict as assert } from "node:assert";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -14,6 +15,8 @@ import { REPO_ROOT } from "./support/projects";
 
 const PROVIDER = join(REPO_ROOT, "provider");
 const SPECIFIER = /(?:from|require\(|import\(|import)\s*["'](\.{1,2}\/[^"']*)["']/g;
+/** The longest a production file may be. */
+const MAX_LINES = 400;
 const TYPE_ONLY = /import type (?:\{[^}]*\}|\* as \w+) from "[^"]*";/g;
 
 function sources(dir: string): string[] {
@@ -139,6 +142,17 @@ describe("the layout of provider/", () => {
             [],
         );
         assert.ok(loaded.has("tasks/protocol/filter.ts"), "the client still formats filters");
+    });
+
+    it("keeps every production file within 400 lines (a longer one holds more than one job: split it)", () => {
+        const long = sources(PROVIDER)
+            .map((file) => ({
+                file: relative(PROVIDER, file),
+                lines: readFileSync(file, "utf8").split("\n").length - 1,
+            }))
+            .filter(({ lines }) => lines > MAX_LINES)
+            .map(({ file, lines }) => `${file}: ${lines} lines`);
+        assert.deepEqual(long, []);
     });
 
     it("has a test folder mirroring every production folder", () => {

@@ -238,7 +238,6 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
     }
 }
 
-/** Outputs are the checked inputs (without `__provider`, which the server adds) plus the line number. */
 /**
  * Runs a read or delete whose explained failures (LifecycleErrors: their message says what to do) the
  * engine shows once, on the entry's row, without the SDK's echo of them with stack frames under the
@@ -252,6 +251,7 @@ async function explained<T>(work: () => Promise<T>): Promise<T> {
     }
 }
 
+/** Outputs are the checked inputs (without `__provider`, which the server adds) plus the line number. */
 function outputsOf(inputs: HostEntryInputs, line: number): HostEntryOutputs {
     const outputs: HostEntryOutputs = {
         address: inputs.address,
