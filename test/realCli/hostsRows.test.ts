@@ -7,7 +7,14 @@
 import { strict as assert } from "node:assert";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { assertOk, CliProject, type CliState, nameOf, type ResourceSpec } from "../support/cliProject";
+import {
+    assertOk,
+    CliProject,
+    type CliState,
+    nameOf,
+    type ProjectSnapshot,
+    type ResourceSpec,
+} from "../support/cliProject";
 import { fixture } from "../support/hostsFixtures";
 import { type PulumiCli, requirePulumiCli } from "../support/pulumiCli";
 
@@ -35,21 +42,34 @@ describe("seed tables 000/001, rows 1-9, under the real Pulumi CLI", function ()
     const text = () => readFile(file, "utf8");
     const write = (content: string) => writeFile(file, content);
 
-    before(function () {
+    /** The stack new, the file the base, the program empty: where every row starts. */
+    let fresh: ProjectSnapshot;
+    /** WEB created by a real `up` (its line in the file, its record in the state): where most rows start. */
+    let managedByUp: ProjectSnapshot;
+
+    // One project for the suite: the stack is made once and WEB created once, by real CLI operations, and
+    // each test starts from a copy of that stack and its file (CliProject.restore).
+    before(async function () {
         cli = requirePulumiCli(this);
-    });
-    beforeEach(async () => {
         project = await CliProject.create(cli);
         file = join(project.dir, "hosts");
         await write(BASE);
+        fresh = await project.snapshot();
+        await project.program([web()]);
+        const created = await project.up();
+        assertOk(created);
+        assert.deepEqual(created.steps, ["create web"]);
+        assert.equal(await text(), BASE + WEB_LINE);
+        managedByUp = await project.snapshot();
     });
-    afterEach(() => project.cleanup());
+    beforeEach(() => project.restore(fresh));
+    after(() => project?.cleanup());
 
     /** The infrastructure and state most rows start from: WEB created by an earlier `up`. */
     async function managed(): Promise<void> {
-        await project.program([web()]);
-        assertOk(await project.up());
+        await project.restore(managedByUp);
         assert.equal(await text(), BASE + WEB_LINE);
+        assert.deepEqual(entries(await project.state()), [WEB_STATE]);
     }
 
     describe("pulumi refresh", () => {

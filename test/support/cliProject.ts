@@ -172,6 +172,14 @@ function commandOf(cli: PulumiCli): Promise<PulumiCommand> {
     return command;
 }
 
+/** A project and its stack as they were at one moment (see `CliProject.snapshot`). */
+export interface ProjectSnapshot {
+    readonly at: string;
+}
+
+/** What a snapshot holds, under a created project's temporary directory: the project and the backend. */
+const SNAPSHOT_PARTS = ["project", "backend"] as const;
+
 /** A real-CLI project; create with `CliProject.create`, remove with `cleanup`. */
 export class CliProject {
     private constructor(
@@ -433,6 +441,33 @@ export class CliProject {
     private get backend(): string {
         return join(this.temp.dir, "backend");
     }
+
+    /**
+     * A copy of the project and its stack as they are now: the project directory (the program, hosts files
+     * and their journals, the stack's config file) and the backend (the checkpoint the CLI wrote). `restore`
+     * puts both back, so that a suite sets a stack up with real operations once and starts each test from
+     * there, instead of repeating those operations before every test. The engine keeps nothing elsewhere
+     * that a restored stack could contradict: the CLI's home holds only plugins and the selected stack.
+     */
+    async snapshot(): Promise<ProjectSnapshot> {
+        if (this.dir !== join(this.temp.dir, "project"))
+            throw new Error("only a project made by `create` has snapshots");
+        const at = join(this.temp.dir, "snapshots", String(++this.snapshots));
+        await mkdir(at, { recursive: true });
+        for (const part of SNAPSHOT_PARTS) await cp(join(this.temp.dir, part), join(at, part), { recursive: true });
+        return { at };
+    }
+
+    /** Puts the project and its stack back as `snapshot` found them (every file written since is gone). */
+    async restore(snapshot: ProjectSnapshot): Promise<void> {
+        for (const part of SNAPSHOT_PARTS) {
+            await rm(join(this.temp.dir, part), { recursive: true, force: true });
+            await cp(join(snapshot.at, part), join(this.temp.dir, part), { recursive: true });
+        }
+    }
+
+    /** Snapshots taken so far (names each one's directory). */
+    private snapshots = 0;
 
     /** Reads a file of the project. */
     read(path: string): Promise<string> {
