@@ -16,6 +16,8 @@ export interface ProviderCall {
     readonly outcome: "ok" | "failed" | "partial";
     /** For Diff: what the provider answered ("some", "none" or "unknown" changes). */
     readonly changes?: string;
+    /** For a call that failed (or answered partial state): the provider's message. */
+    readonly error?: string;
 }
 
 /** What `up` or `preview` decided for a resource. */
@@ -55,6 +57,12 @@ export interface DeploymentContext {
     readonly options: ResourceOptionsByName;
     readonly calls: ProviderCall[];
     readonly steps: Step[];
+    /**
+     * `--continue-on-error`: a failed step does not stop the steps after it. Differs from the engine: the
+     * deletes after the program are still skipped when a step failed (the engine runs those that do not
+     * depend on the failure); mocks cannot tell dependents apart.
+     */
+    readonly continueOnError?: boolean;
 }
 
 /** A step failure: the engine stops scheduling new steps and the run fails (step_executor.go). */
@@ -95,8 +103,10 @@ export class Deployment {
     }
 
     private async step(goal: Goal): Promise<{ id: string | undefined; state: Props }> {
-        // step_executor.go cancelDueToError: after a failed step no new step starts.
-        if (this.errors.length > 0) throw new StepError("update canceled: an earlier step failed");
+        // step_executor.go cancelDueToError: after a failed step no new step starts (unless --continue-on-error).
+        if (this.errors.length > 0 && !this.context.continueOnError) {
+            throw new StepError("update canceled: an earlier step failed");
+        }
         try {
             return await this.stepFor(goal);
         } catch (error) {
@@ -435,7 +445,8 @@ async function recordCall<T>(
         return result;
     } catch (error) {
         const partial = error instanceof ProviderCallError && error.initFailure !== undefined;
-        calls.push({ method, name, ...(id ? { id } : {}), outcome: partial ? "partial" : "failed" });
+        const message = error instanceof Error ? error.message : String(error);
+        calls.push({ method, name, ...(id ? { id } : {}), outcome: partial ? "partial" : "failed", error: message });
         throw error;
     }
 }

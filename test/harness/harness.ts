@@ -74,12 +74,13 @@ export class Harness {
 
     /**
      * `pulumi up`; with `refresh: true`, `pulumi up --refresh` (refresh steps first, in the same
-     * deployment, which is what Terraform's apply does by default). `changes` replaces the program,
-     * config or options for this and later runs.
+     * deployment, which is what Terraform's apply does by default); with `continueOnError: true`,
+     * `pulumi up --continue-on-error`. `changes` replaces the program, config or options for this and
+     * later runs.
      */
-    up(changes?: RunChanges & { refresh?: boolean }): Promise<RunResult> {
-        const { refresh: refreshFirst, ...rest } = changes ?? {};
-        return this.run(refreshFirst ? "up --refresh" : "up", rest);
+    up(changes?: RunChanges & { refresh?: boolean; continueOnError?: boolean }): Promise<RunResult> {
+        const { refresh: refreshFirst, continueOnError, ...rest } = changes ?? {};
+        return this.run(refreshFirst ? "up --refresh" : "up", rest, continueOnError);
     }
 
     /** `pulumi preview`: Check and Diff only; nothing is written. */
@@ -102,7 +103,11 @@ export class Harness {
         return loadState(this.options.stateFile);
     }
 
-    private async run(operation: Operation, changes?: Partial<HarnessOptions>): Promise<RunResult> {
+    private async run(
+        operation: Operation,
+        changes?: Partial<HarnessOptions>,
+        continueOnError = false,
+    ): Promise<RunResult> {
         if (changes) this.current = { ...this.current, ...changes };
         const old = await loadState(this.options.stateFile);
         const calls: ProviderCall[] = [];
@@ -139,7 +144,12 @@ export class Harness {
                 errors.length === 0
             ) {
                 const preview = operation === "preview";
-                const deployment = new Deployment(state, { ...context, preview, options: this.current.options ?? {} });
+                const deployment = new Deployment(state, {
+                    ...context,
+                    preview,
+                    continueOnError,
+                    options: this.current.options ?? {},
+                });
                 const program = await this.runProgram(deployment, config, preview);
                 state = await deployment.finish();
                 errors = [...program.errors, ...deployment.errors];
