@@ -8,7 +8,9 @@
 import { strict as assert } from "node:assert";
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
 import { cp, mkdir, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type EngineEvent, LocalWorkspace, type OpType, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
 import { makeTempDir, REPO_ROOT, type TempDir } from "./projects";
@@ -172,6 +174,35 @@ function commandOf(cli: PulumiCli): Promise<PulumiCommand> {
     return command;
 }
 
+/**
+ * New stacks made by the CLI in this process, by project name, stack name and config: a backend holding
+ * only the empty stack, and the stack's config file (its encryption salt and its values). `stack init` and
+ * `config set-all` are two CLI starts that make the same files every time (the stack's config file differs
+ * only in its salt); a later project with the same key gets a copy and selects the stack
+ * (`pulumi stack select`, one start). The directory goes when the process exits.
+ */
+const stackTemplates = new Map<string, Promise<string>>();
+let templatesDir: string | undefined;
+let templatesKept = 0;
+
+/** Copies the new stack of `dir` (its backend and config file) into a template directory; resolves with it. */
+async function keepAsTemplate(dir: string, backend: string, stackName: string): Promise<string> {
+    if (!templatesDir) {
+        templatesDir = mkdtempSync(join(tmpdir(), "pulumi-lifecycle-stack-templates-"));
+        const made = templatesDir;
+        process.once("exit", () => rmSync(made, { recursive: true, force: true }));
+    }
+    const at = join(templatesDir, String(++templatesKept));
+    await cp(backend, join(at, "backend"), { recursive: true });
+    await cp(join(dir, stackConfigFile(stackName)), join(at, stackConfigFile(stackName)));
+    return at;
+}
+
+/** The file of a stack's config in its project directory. */
+function stackConfigFile(stackName: string): string {
+    return `Pulumi.${stackName}.yaml`;
+}
+
 /** A project and its stack as they were at one moment (see `CliProject.snapshot`). */
 export interface ProjectSnapshot {
     readonly at: string;
@@ -209,26 +240,47 @@ export class CliProject {
         temp: TempDir,
         stackName: string,
         options: StackOptions,
+        project?: string,
     ): Promise<CliProject> {
-        await mkdir(join(temp.dir, "backend"), { recursive: true });
-        const env = cliEnv(cli, { backend: join(temp.dir, "backend") });
-        // The backend is new, so the stack is made (`pulumi stack init`) without first trying to select it.
-        const stack = await LocalWorkspace.createStack(
-            { stackName, workDir: dir },
-            {
-                envVars: env,
-                ...(env.PULUMI_HOME ? { pulumiHome: env.PULUMI_HOME } : {}),
-                pulumiCommand: await commandOf(cli),
-            },
-        );
-        // One `pulumi config set-all` for every key.
-        const config = {
-            ...Object.fromEntries(Object.entries(options.config ?? {}).map(([key, value]) => [key, { value }])),
-            ...Object.fromEntries(
-                Object.entries(options.secrets ?? {}).map(([key, value]) => [key, { value, secret: true }]),
-            ),
+        const backend = join(temp.dir, "backend");
+        await mkdir(backend, { recursive: true });
+        const env = cliEnv(cli, { backend });
+        const workspace = {
+            envVars: env,
+            ...(env.PULUMI_HOME ? { pulumiHome: env.PULUMI_HOME } : {}),
+            pulumiCommand: await commandOf(cli),
         };
-        if (Object.keys(config).length > 0) await stack.setAllConfig(config);
+        // A created project's stack is the same as every other made with the same project name, stack name
+        // and config: made once per process by the CLI, then copied (see `stackTemplates`).
+        const key = project && JSON.stringify([cli.binDir, project, stackName, options.config, options.secrets]);
+        const template = key ? stackTemplates.get(key) : undefined;
+        if (template) {
+            const from = await template;
+            await cp(join(from, "backend"), backend, { recursive: true });
+            await cp(join(from, stackConfigFile(stackName)), join(dir, stackConfigFile(stackName)));
+            const stack = await LocalWorkspace.selectStack({ stackName, workDir: dir }, workspace);
+            return new CliProject(dir, temp, cli, stack, env);
+        }
+        // The backend is new, so the stack is made (`pulumi stack init`) without first trying to select it.
+        const made = LocalWorkspace.createStack({ stackName, workDir: dir }, workspace).then(async (stack) => {
+            // One `pulumi config set-all` for every key.
+            const config = {
+                ...Object.fromEntries(Object.entries(options.config ?? {}).map(([k, value]) => [k, { value }])),
+                ...Object.fromEntries(
+                    Object.entries(options.secrets ?? {}).map(([k, value]) => [k, { value, secret: true }]),
+                ),
+            };
+            if (Object.keys(config).length > 0) await stack.setAllConfig(config);
+            return stack;
+        });
+        // Kept before any operation of the caller's can change the backend.
+        const kept = made.then(() => keepAsTemplate(dir, backend, stackName));
+        if (key) stackTemplates.set(key, kept);
+        kept.catch(() => {
+            if (key) stackTemplates.delete(key);
+        });
+        const stack = await made;
+        await kept;
         return new CliProject(dir, temp, cli, stack, env);
     }
 
@@ -256,7 +308,7 @@ export class CliProject {
                 "junction",
             );
         }
-        return CliProject.withStack(cli, dir, temp, "dev", options);
+        return CliProject.withStack(cli, dir, temp, "dev", options, name);
     }
 
     /** Replaces the program's resources (what a user does by editing the program). */
