@@ -8,7 +8,14 @@
 import { strict as assert } from "node:assert";
 import { readFile } from "node:fs/promises";
 import { fixture } from "../support/hostsFixtures";
-import { callsOf, type EntrySpec, type HostsScenario, hostsScenario, stateOf } from "../support/hostsScenario";
+import {
+    callsOf,
+    type EntrySpec,
+    type HostsScenario,
+    hostsScenario,
+    type ScenarioSnapshot,
+    stateOf,
+} from "../support/hostsScenario";
 
 const BASE = fixture("debian").toString("utf8");
 /** The debian fixture has 7 lines; the entry is appended as line 8. */
@@ -20,15 +27,27 @@ const BASE_SHORTER = BASE.slice(BASE.indexOf("\n") + 1);
 
 describe("seed tables 000/001, rows 1-9", () => {
     let s: HostsScenario;
-    beforeEach(async () => {
+    /** The file the base, no state: where every row starts. */
+    let fresh: ScenarioSnapshot;
+    /** WEB created by a real run (its line in the file, its record in the state): where most rows start. */
+    let managedByUp: ScenarioSnapshot;
+
+    // One scenario for the suite: WEB is created once, and each test starts from a copy of that state and
+    // file (HostsScenario.restore).
+    before(async () => {
         s = await hostsScenario(BASE);
+        fresh = await s.snapshot();
+        const created = await s.up([WEB]);
+        assert.ok(created.ok, created.plan);
+        assert.deepEqual(stateOf(created), [WEB_STATE]);
+        managedByUp = await s.snapshot();
     });
-    afterEach(() => s.cleanup());
+    beforeEach(() => s.restore(fresh));
+    after(() => s?.cleanup());
 
     /** The infrastructure and state most rows start from: WEB created by an earlier `up`. */
     async function managed(): Promise<void> {
-        const created = await s.up([WEB]);
-        assert.ok(created.ok, created.plan);
+        await s.restore(managedByUp);
         assert.equal(await s.text(), BASE + WEB_LINE);
     }
 

@@ -1,8 +1,8 @@
 // A hosts-file scenario for the harness: a temporary project with the package installed, a hosts file in
 // it, a state file, and programs declaring HostEntry resources by name, as a user's program would.
 
-import { readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { basename, join } from "node:path";
 import { hosts } from "pulumi-lifecycle";
 import type { ProviderCall } from "../harness/engine";
 import { type ConfigValue, Harness, type RunResult } from "../harness/harness";
@@ -32,7 +32,19 @@ export interface HostsScenario {
     destroy(): Promise<RunResult>;
     text(): Promise<string>;
     write(text: string): Promise<void>;
+    /**
+     * A copy of the scenario as it is now: the hosts file, its create journal and the state (every file of
+     * the project but its node_modules). `restore` puts it back, so that a suite sets a scenario up once with
+     * real runs and starts each test from there.
+     */
+    snapshot(): Promise<ScenarioSnapshot>;
+    restore(snapshot: ScenarioSnapshot): Promise<void>;
     cleanup(): Promise<void>;
+}
+
+/** A scenario's files at one moment (see `HostsScenario.snapshot`). */
+export interface ScenarioSnapshot {
+    readonly at: string;
 }
 
 /** Creates a scenario whose hosts file starts with `initial`. */
@@ -41,6 +53,9 @@ export async function hostsScenario(initial: string, config: Record<string, Conf
     const file = join(project.dir, "hosts");
     await writeFile(file, initial);
     const harness = new Harness({ projectDir: project.dir, stateFile: join(project.dir, "state.json"), config });
+    const snapshots: string[] = [];
+    /** The project's own files: everything but the installed packages. */
+    const stateFiles = async () => (await readdir(project.dir)).filter((name) => name !== "node_modules");
     const program = (entries: readonly EntrySpec[]) => () => {
         for (const { name, ...args } of entries) new hosts.HostEntry(name, { file, ...args });
     };
@@ -55,7 +70,22 @@ export async function hostsScenario(initial: string, config: Record<string, Conf
         destroy: () => harness.destroy(),
         text: () => readFile(file, "utf8"),
         write: (text) => writeFile(file, text),
-        cleanup: () => project.cleanup(),
+        snapshot: async () => {
+            const at = await mkdtemp(join(project.dir, "..", `${basename(project.dir)}-snapshot-`));
+            snapshots.push(at);
+            for (const name of await stateFiles())
+                await cp(join(project.dir, name), join(at, name), { recursive: true });
+            return { at };
+        },
+        restore: async ({ at }) => {
+            for (const name of await stateFiles()) await rm(join(project.dir, name), { recursive: true, force: true });
+            for (const name of await readdir(at))
+                await cp(join(at, name), join(project.dir, name), { recursive: true });
+        },
+        cleanup: async () => {
+            for (const at of snapshots) await rm(at, { recursive: true, force: true });
+            await project.cleanup();
+        },
     };
 }
 
