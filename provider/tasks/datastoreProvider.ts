@@ -31,7 +31,7 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
     private settings: TaskApiSettings;
     private client: TaskApiClient | undefined;
 
-    /** `connect` builds the task API client once the settings are known (see runtime.ts). */
+    /** `connect` builds the task API client once the settings are known (see tasksRuntime.ts). */
     constructor(
         private readonly context: TaskProcessContext,
         private readonly env: NodeJS.ProcessEnv,
