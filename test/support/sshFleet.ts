@@ -593,6 +593,15 @@ function allPids(): number[] {
         .map(Number);
 }
 
+/** The command name of `pid`, or undefined when it is gone. */
+function commOf(pid: number): string | undefined {
+    try {
+        return readFileSync(`/proc/${pid}/comm`, "utf8").trim();
+    } catch {
+        return undefined;
+    }
+}
+
 function parentOf(pid: number): number | undefined {
     try {
         const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
@@ -606,7 +615,12 @@ function parentOf(pid: number): number | undefined {
 /** The sshd_config of a fleet listener, or undefined when `pid` is no fleet server. */
 function fleetConfigOf(pid: number): string | undefined {
     try {
-        if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() !== "sshd") return undefined;
+        if (commOf(pid) !== "sshd") return undefined;
+        // The child a listener starts for each connection re-executes sshd with the listener's own command
+        // line (and -R) and keeps it until it renames itself: it is a session, not a server. Taken for an
+        // orphaned server, it was killed by another suite's start and reset that connection.
+        const parent = parentOf(pid);
+        if (parent !== undefined && commOf(parent) === "sshd") return undefined;
         // sshd rewrites its command line ("sshd: /usr/sbin/sshd -D -e -f <config> [listener] ..."); before
         // it does, the arguments are NUL-separated.
         const commandLine = readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
