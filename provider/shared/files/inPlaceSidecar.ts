@@ -177,7 +177,13 @@ function createSidecar(target: string, bytes: Buffer, mode: number): string {
                 mode,
             );
         } catch (error) {
-            if (index < places.length - 1 && (PERMISSION_CODES.has(codeOf(error)) || codeOf(error) === "EUNSAFEDIR")) {
+            const code = codeOf(error);
+            // Beside the file, EEXIST is a sidecar the recovery just before (under the same lock) acted on
+            // but could not remove: another user's, in a directory only they may write (root's, after a crash
+            // mid-write in a root-only /etc). It must not stop every other user's writes until its owner
+            // writes again; the file has moved past it, so it is never applied later, and ours goes elsewhere.
+            const taken = index === 0 && code === "EEXIST";
+            if (index < places.length - 1 && (PERMISSION_CODES.has(code) || code === "EUNSAFEDIR" || taken)) {
                 continue;
             }
             throw error;

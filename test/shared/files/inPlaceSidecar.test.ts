@@ -217,6 +217,33 @@ describe("in-place writes with a sidecar, on real files", () => {
             assert.equal(existsSync(sidecarPathFor(file)), false);
         });
 
+        it("lets another user write after a root writer's crash left a sidecar beside the file that only root may remove", async () => {
+            // Root's in-place write (a bind-mounted file, say) was cut short: its sidecar stays beside the
+            // file, in a directory only root may write. nobody finishes that write, cannot remove the
+            // sidecar, and still writes, journaling elsewhere (the multi-writer suite found this: EEXIST).
+            crashed(torn);
+            await chmod(file, 0o666);
+            const dist = (path: string) => JSON.stringify(join(REPO_ROOT, "dist", path));
+            await runUnprivileged(
+                `const { HostsFileStore } = require(${dist("hosts/io/hostsFileStore.js")});
+                const { createEntry } = require(${dist("hosts/logic/entries.js")});
+                const file = ${JSON.stringify(file)};
+                new HostsFileStore({ lock: { timeoutMs: 5000, staleMs: 60000 } }).edit(file, (doc) => {
+                    createEntry(doc, { address: "10.0.0.99", names: ["nobody.test"] }, { adopt: false, file });
+                    return () => undefined;
+                }).catch((error) => { console.error(error.message); process.exitCode = 1; });`,
+                temp.dir,
+            );
+            assert.equal(readFileSync(file, "latin1"), `${data.toString("latin1")}10.0.0.99\tnobody.test\n`);
+            assert.equal(existsSync(join(SHARED_SIDECAR_DIRECTORY, sidecarNameFor(file, NOBODY.uid))), false);
+            assert.equal(existsSync(sidecarPathFor(file)), true, "root's sidecar: nobody may not remove it");
+            // Root's next look removes it, never applying it over the later write.
+            const store = new HostsFileStore({ lock: { timeoutMs: 5000, staleMs: 60_000 } });
+            assert.equal(await store.read(file, (doc) => doc.lineCount), 7);
+            assert.equal(existsSync(sidecarPathFor(file)), false);
+            assert.equal(readFileSync(file, "latin1"), `${data.toString("latin1")}10.0.0.99\tnobody.test\n`);
+        });
+
         it("lets a writer of another user finish a write a crash cut short there", () => {
             const sidecar = join(SHARED_SIDECAR_DIRECTORY, sidecarNameFor(file, NOBODY.uid));
             crashed(torn, sidecar);
