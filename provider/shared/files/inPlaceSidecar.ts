@@ -137,9 +137,32 @@ export function recoverWithSidecar(fd: number, target: string): boolean {
             if (fstatSync(fd).size > finished.length) ftruncateSync(fd, finished.length);
             fsyncSync(fd);
         }
-        removeSidecar(path);
+        if (!removeSidecar(path) && path === sidecarPathFor(target)) leaveBehind(path);
     }
     return found;
+}
+
+/**
+ * Sidecars beside a file that this process's recovery acted on (under the file's lock) but could not
+ * remove: another user's, in a directory only they may write (root's, after a crash mid-write in a
+ * root-only /etc). By path, with what identified the file then.
+ */
+const leftBehind = new Map<string, string>();
+
+function identityOf(path: string): string | undefined {
+    const info = lstatSync(path, { bigint: true, throwIfNoEntry: false });
+    return info && `${info.dev}:${info.ino}:${info.ctimeNs}`;
+}
+
+function leaveBehind(path: string): void {
+    const identity = identityOf(path);
+    if (identity) leftBehind.set(path, identity);
+}
+
+/** Whether the sidecar at `path` is the very one this process's recovery left behind. */
+function isLeftBehind(path: string): boolean {
+    const identity = leftBehind.get(path);
+    return identity !== undefined && identityOf(path) === identity;
 }
 
 /** Whether an in-place write of `target` is under way, or was cut short: a sidecar of it exists. */
@@ -178,11 +201,12 @@ function createSidecar(target: string, bytes: Buffer, mode: number): string {
             );
         } catch (error) {
             const code = codeOf(error);
-            // Beside the file, EEXIST is a sidecar the recovery just before (under the same lock) acted on
-            // but could not remove: another user's, in a directory only they may write (root's, after a crash
-            // mid-write in a root-only /etc). It must not stop every other user's writes until its owner
-            // writes again; the file has moved past it, so it is never applied later, and ours goes elsewhere.
-            const taken = index === 0 && code === "EEXIST";
+            // Beside the file, the sidecar the recovery before this write acted on but could not remove
+            // (`leftBehind`) must not stop every other user's writes until its owner writes again: the
+            // file has moved past it, so it is never applied later, and ours goes elsewhere. Any other
+            // sidecar there is a write under way (a writer that lost the lock while stopped and resumed):
+            // EEXIST stands, and nothing is written.
+            const taken = index === 0 && code === "EEXIST" && isLeftBehind(sidecarPathFor(target));
             if (index < places.length - 1 && (PERMISSION_CODES.has(code) || code === "EUNSAFEDIR" || taken)) {
                 continue;
             }
@@ -287,16 +311,20 @@ function giveUp(path: string, target: string): never {
     throw new FileChangedError(target);
 }
 
-function removeSidecar(path: string): void {
-    removeQuietly(path);
+/** Removes the sidecar at `path`; answers whether it is gone. */
+function removeSidecar(path: string): boolean {
+    const removed = removeQuietly(path);
     syncDirectory(dirname(path));
+    return removed;
 }
 
-function removeQuietly(path: string): void {
+/** Removes `path`; answers whether it is gone (false when it stays: another user's, left to its owner). */
+function removeQuietly(path: string): boolean {
     try {
         unlinkSync(path);
-    } catch {
-        // Gone already, or another user's in the shared directory: left to its owner.
+        return true;
+    } catch (error) {
+        return codeOf(error) === "ENOENT";
     }
 }
 

@@ -151,6 +151,18 @@ describe("in-place writes with a sidecar, on real files", () => {
         assert.equal(existsSync(sidecarPathFor(file)), false);
     });
 
+    it("writes nothing while another sidecar is beside the file: a write under way (its writer lost the lock while stopped)", () => {
+        writeFileSync(file, previous);
+        writeFileSync(sidecarPathFor(file), sidecarBytes({ previous, data: torn, previousSignature: "other" }));
+        const fd = openSync(file, "r+");
+        try {
+            assert.throws(() => writeWithSidecar(fd, previous, data, file), { code: "EEXIST" });
+        } finally {
+            closeSync(fd);
+        }
+        assert.ok(readFileSync(file).equals(previous));
+    });
+
     it("finishes a write a crash cut short, then removes the sidecar", () => {
         crashed(torn);
         assert.equal(recover(), true);
