@@ -18,7 +18,7 @@ import { UnsupportedHostsFileError } from "../errors/unsupportedHostsFileError";
 import type { AddressFamily } from "./address";
 import { foldCase } from "./hostname";
 import { fromUtf8, type HostsLine, type LineEnding, type ParsedEntry, parseEntry } from "./hostsLine";
-import { countNewlines, countOccurrences, isNameBoundary, NewlineCounter } from "./hostsText";
+import { countNewlines, countOccurrences, isNameBoundary, NewlineCounter, nulAmongText } from "./hostsText";
 
 export {
     fromUtf8,
@@ -95,8 +95,9 @@ export class HostsDocument {
     /**
      * Parses file bytes. `defaultEnding` is used for new lines when the file has none to copy from.
      * `knownLineCount` spares counting the lines when the caller knows it (the document that produced
-     * these bytes: see `lineCount`). Throws UnsupportedHostsFileError for UTF-16 files and files
-     * containing NUL bytes, which are not hosts files we can rewrite without damage.
+     * these bytes: see `lineCount`). Throws UnsupportedHostsFileError for UTF-16 files, files with a NUL
+     * byte among other bytes of a line, and files of nothing but NUL bytes, which are not hosts files we
+     * can rewrite without damage. Lines of nothing but NUL bytes are kept (see `nulAmongText`).
      */
     static parse(bytes: Uint8Array, defaultEnding: "\n" | "\r\n" = "\n", knownLineCount?: number): HostsDocument {
         const raw = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
@@ -105,12 +106,19 @@ export class HostsDocument {
         }
         const bom = raw.startsWith(UTF8_BOM) ? UTF8_BOM : "";
         const body = raw.slice(bom.length);
-        const nul = body.indexOf("\0");
-        if (nul >= 0) {
-            const lineNumber = countNewlines(body, 0, nul) + 1;
-            throw new UnsupportedHostsFileError(
-                `the file contains a NUL byte on line ${lineNumber}, so it is not a text hosts file; check the path`,
-            );
+        if (body.includes("\0")) {
+            const nul = nulAmongText(body);
+            if (nul >= 0) {
+                const lineNumber = countNewlines(body, 0, nul) + 1;
+                throw new UnsupportedHostsFileError(
+                    `the file contains a NUL byte on line ${lineNumber}, so it is not a text hosts file; check the path`,
+                );
+            }
+            if (!/[^\0\r\n]/.test(body)) {
+                throw new UnsupportedHostsFileError(
+                    "the file holds nothing but NUL bytes (what a crash can leave); check the path, or restore the file",
+                );
+            }
         }
         return new HostsDocument(bom, body, defaultEnding, knownLineCount);
     }

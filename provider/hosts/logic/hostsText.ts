@@ -53,3 +53,22 @@ export class NewlineCounter {
         return count;
     }
 }
+
+/**
+ * The first NUL byte of `text` that shares its line with other bytes (a line ending aside), or -1. A line
+ * of nothing but NUL bytes is what a tool that rewrites the file without its lock copies when it reads
+ * while an in-place write cuts the file shorter: the kernel zeroes the cut page's tail, and a read that
+ * took the longer length copies those zeros. Resolvers read such a line as empty, so it is kept as any
+ * other foreign line; a NUL among other bytes means the file is not text.
+ */
+export function nulAmongText(text: string): number {
+    for (let at = text.indexOf("\0"); at >= 0; ) {
+        const start = at === 0 ? 0 : text.lastIndexOf("\n", at - 1) + 1;
+        const newline = text.indexOf("\n", at);
+        const end = newline < 0 ? text.length : newline;
+        const bare = text.charCodeAt(end - 1) === 13 && end - 1 > start ? end - 1 : end;
+        for (let i = start; i < bare; i++) if (text.charCodeAt(i) !== 0) return at;
+        at = newline < 0 ? -1 : text.indexOf("\0", newline);
+    }
+    return -1;
+}

@@ -356,11 +356,12 @@ describe("HostsDocument", () => {
             }
         });
 
-        it("refuses a file containing a NUL byte, naming the line it is on", () => {
+        it("refuses a file with a NUL byte among a line's other bytes, naming the line it is on", () => {
             const cases: [string, number][] = [
-                ["\0", 1],
+                ["\0 10.0.0.9 x\n", 1],
                 ["10.0.0.1 a\n10.0.0.2 b\0\n", 2],
                 [`${BOM}# x\r\n\r\n10.0.0.3\0 c`, 3],
+                ["10.0.0.1 a\n\0\0\n\0\0x\0\n", 3],
             ];
             for (const [text, line] of cases) {
                 assert.throws(
@@ -369,6 +370,38 @@ describe("HostsDocument", () => {
                         error instanceof UnsupportedHostsFileError &&
                         error.message.includes(`contains a NUL byte on line ${line},`) &&
                         error.message.includes("not a text hosts file"),
+                );
+            }
+        });
+        it("refuses a file of nothing but NUL bytes (what a crash can leave), saying to check the path", () => {
+            for (const text of ["\0", "\0\0\n\0\r\n"]) {
+                assert.throws(
+                    () => HostsDocument.parse(Buffer.from(text, "latin1")),
+                    (error: unknown) =>
+                        error instanceof UnsupportedHostsFileError &&
+                        error.message.includes("nothing but NUL bytes") &&
+                        error.message.includes("check the path"),
+                );
+            }
+        });
+
+        // A tool that rewrites the file without its lock, reading while an in-place write cuts the file
+        // shorter, copies the zeros the kernel leaves in the cut page (found by the multi-writer suite).
+        it("keeps lines of nothing but NUL bytes byte for byte, as resolvers do (they read them as empty)", () => {
+            const zeros = "\0".repeat(26);
+            for (const ending of ["\n", "\r\n"]) {
+                const before = Buffer.from(
+                    `10.0.0.1\ta${ending}${zeros}${ending}10.0.0.2\tb${ending}${zeros}`,
+                    "latin1",
+                );
+                const after = edited(before, (doc) => {
+                    assert.equal(readEntry(doc, { family: "ipv4", name: "b" })?.lineNumber, 3);
+                    assert.equal(deleteEntry(doc, { family: "ipv4", name: "a" }), true);
+                    createEntry(doc, { address: "10.0.0.3", names: ["c"] }, { adopt: false, file: FILE });
+                });
+                assert.equal(
+                    after.toString("latin1"),
+                    `${zeros}${ending}10.0.0.2\tb${ending}${zeros}${ending}10.0.0.3\tc`,
                 );
             }
         });
