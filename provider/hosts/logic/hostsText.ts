@@ -56,10 +56,12 @@ export class NewlineCounter {
 
 /**
  * The first NUL byte of `text` that shares its line with other bytes (a line ending aside), or -1. A line
- * of nothing but NUL bytes is what a tool that rewrites the file without its lock copies when it reads
- * while an in-place write cuts the file shorter: the kernel zeroes the cut page's tail, and a read that
- * took the longer length copies those zeros. Resolvers read such a line as empty, so it is kept as any
- * other foreign line; a NUL among other bytes means the file is not text.
+ * of nothing but NUL bytes is what a tool that rewrites the file in place without its lock leaves beside
+ * an in-place write of ours, which must cut the file to its length: a read of the tool's while the cut
+ * runs copies the zeros the kernel leaves in the cut page (the read took the longer length), and a
+ * rewrite of the tool's shorter than our content, landing between our look at the length and the cut,
+ * is extended by the cut with zeros (no system call cuts only a longer file). Resolvers read such a line
+ * as empty, so it is kept as any other foreign line; a NUL among other bytes means the file is not text.
  */
 export function nulAmongText(text: string): number {
     for (let at = text.indexOf("\0"); at >= 0; ) {
