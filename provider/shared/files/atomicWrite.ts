@@ -196,25 +196,39 @@ export function sweepTemporariesSync(target: string): number {
 }
 
 /**
- * Writes over the file itself: same inode, so mode, owner, ACLs and attributes stay. Journaled inside the
- * file (inPlaceJournal.ts), so a crash at any point is finished or undone by the next writer, and a
- * failed write puts the old content back.
+ * Writes over the file itself: same inode, so mode, owner, ACLs and attributes stay. Journaled in a
+ * sidecar (inPlaceSidecar.ts), so a crash at any point is finished by the next writer, and a write that
+ * finds the file changed by another writer leaves it to that writer.
  */
 function writeInPlace(target: string, data: Uint8Array, guards: WriteGuards): WriteOutcome {
     const fd = openSync(target, constants.O_RDWR | (constants.O_NOFOLLOW ?? 0));
     try {
-        const previous = readAll(fd);
-        if (guards.unchangedSince !== undefined && fileSignatureSync(fd) !== guards.unchangedSince) {
+        const { bytes: previous, signature } = readSigned(fd);
+        if (guards.unchangedSince !== undefined && (signature === UNVOUCHED || signature !== guards.unchangedSince)) {
             throw new FileChangedError(target);
         }
         guards.beforeCommit?.();
         writeWithSidecar(fd, previous, data, target);
-        // A writer that ignores locks may have appended meanwhile, kept after our content: then the file is
-        // not `data`, and no signature may vouch for it (the caller reads it again).
-        return { method: "in-place", signature: readAll(fd).equals(data) ? fileSignatureSync(fd) : UNVOUCHED };
+        // A writer that ignores locks may have appended meanwhile, kept after our content, or rewritten the
+        // file since: then the file is not `data`, and no signature may vouch for it (the caller reads again).
+        const written = readSigned(fd);
+        return { method: "in-place", signature: written.bytes.equals(data) ? written.signature : UNVOUCHED };
     } finally {
         closeSync(fd);
     }
+}
+
+/**
+ * The open file's content, and its signature when it kept it throughout the read (else UNVOUCHED). A tool
+ * that rewrites the file in place without the lock (O_TRUNC, then its write) may run between a read and a
+ * look at the signature: a signature taken after the read alone vouched once for the truncated file's,
+ * with our content in the cache, and the next write appended its whole content to the tool's (the
+ * multi-writer suite found the file doubled).
+ */
+function readSigned(fd: number): { bytes: Buffer; signature: string } {
+    const before = fileSignatureSync(fd);
+    const bytes = readAll(fd);
+    return { bytes, signature: fileSignatureSync(fd) === before ? before : UNVOUCHED };
 }
 
 class OwnerNotKeptError extends Error {}

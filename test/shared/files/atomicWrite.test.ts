@@ -207,6 +207,46 @@ describe("atomic write", () => {
         }
     });
 
+    // Found by the multi-writer suite: the file doubled. A tool rewriting the bind-mounted file in place
+    // (O_TRUNC, then its write) truncated it just after our write was read back; the signature, taken
+    // after that read, then vouched for the empty file as holding our content, and the next write (from
+    // that cache, over an empty read) appended its whole content after the tool's.
+    it("never vouches for a file that a tool truncated while our in-place write was read back", async function () {
+        if (!canBindMount()) skipBecause(this, "needs root with mount(8) to bind-mount a file");
+        const source = join(temp.dir, "source");
+        await writeFile(source, "old\n");
+        const unmount = bindMount(source, target);
+        const data = Buffer.from("old\nnew\n");
+        // The real fs module (the writer's named imports call through it): the tool's O_TRUNC lands right
+        // after the read that ends a read-back of our content.
+        const fs = require("node:fs") as typeof import("node:fs");
+        const readSync = fs.readSync;
+        let truncated = false;
+        (fs as { readSync: unknown }).readSync = (...args: Parameters<typeof readSync>) => {
+            const read = readSync(...args);
+            if (read === 0 && !truncated && fs.readFileSync(source).equals(data)) {
+                fs.truncateSync(source, 0);
+                truncated = true;
+            }
+            return read;
+        };
+        try {
+            const outcome = writeFileAtomicSync(target, data, {
+                unchangedSince: signatureOf(statSync(target, { bigint: true })),
+            });
+            assert.ok(truncated, "the tool's truncation was injected");
+            assert.equal(outcome.method, "in-place");
+            assert.notEqual(
+                outcome.signature,
+                signatureOf(statSync(target, { bigint: true })),
+                "the signature vouches for the empty file as holding our content",
+            );
+        } finally {
+            (fs as { readSync: unknown }).readSync = readSync;
+            unmount();
+        }
+    });
+
     it("refuses a file without write permission, as `echo >>` does, though its directory allows a rename", async () => {
         // The writer's own file: giving a new file its owner is no obstacle, only the permission is.
         if (isRoot) await chown(target, NOBODY.uid, NOBODY.gid);
