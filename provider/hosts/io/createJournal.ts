@@ -83,12 +83,12 @@ export class CreateJournal {
      * the lock.
      */
     interruptedLine(real: string, id: string, stack: string): string | undefined {
-        const open = this.openRecords(real);
-        if (open.length === 0) {
+        const files = this.reader.journals(real);
+        if (openCount(files) === 0) {
             this.removeIfEmpty(real);
             return undefined;
         }
-        return open.find((record) => record.id === id && record.stack === stack && isIdentityGone(record.writer))?.line;
+        return openFor(files, id).find((record) => record.stack === stack && isIdentityGone(record.writer))?.line;
     }
 
     /**
@@ -97,26 +97,25 @@ export class CreateJournal {
      * (`removeIfSettled`, under the lock).
      */
     settle(real: string, ids: ReadonlySet<string>, line?: string): boolean {
-        const { any, open } = this.reader.state(real);
-        if (!any) return false;
-        const settling = open.filter((record) => ids.has(record.id) && (line === undefined || record.line === line));
-        if (settling.length > 0) {
-            this.append(
-                real,
-                settling.map((record): Record => ({ op: "settled", id: record.id, line: record.line })),
-                false,
-            );
+        const files = this.reader.journals(real);
+        if (!files.some((file) => file.count > 0)) return false;
+        // By id, never by a scan of every open record: a first refresh after an `up` of N entries settles
+        // them all, and an `up` asks each create's interrupted line (both were quadratic in N).
+        const settling = new Map<string, Record>();
+        for (const id of ids) {
+            for (const record of openFor(files, id)) {
+                if (line === undefined || record.line === line) {
+                    settling.set(recordKey(record), { op: "settled", id: record.id, line: record.line });
+                }
+            }
         }
-        return settling.length === open.length;
+        if (settling.size > 0) this.append(real, [...settling.values()], false);
+        return settling.size === openCount(files);
     }
 
     /** Removes the journal of `real` when nothing in it is open; call under the lock. */
     removeIfSettled(real: string): void {
-        if (this.openRecords(real).length === 0) this.removeIfEmpty(real);
-    }
-
-    private openRecords(real: string): Wrote[] {
-        return this.reader.state(real).open;
+        if (openCount(this.reader.journals(real)) === 0) this.removeIfEmpty(real);
     }
 
     private append(real: string, records: readonly Record[], durable: boolean): void {
@@ -127,7 +126,7 @@ export class CreateJournal {
             fd = openJournal(journalPathFor(real));
         } catch (error) {
             if (!PERMISSION_CODES.has(codeOf(error))) throw error;
-            fd = openJournal(privateJournalPath(real));
+            fd = openJournal(privateJournalPathFor(real));
         }
         try {
             writeSync(fd, text);
@@ -173,7 +172,8 @@ function privateJournalName(real: string): string {
     return name;
 }
 
-function privateJournalPath(real: string): string {
+/** Where the journal of `real` lives when its directory may not be written: this user's private directory. */
+export function privateJournalPathFor(real: string): string {
     return join(privateDirectory(), privateJournalName(real));
 }
 
@@ -204,8 +204,10 @@ interface ReadSoFar {
     offset: number;
     /** How many records it holds. */
     count: number;
-    /** Its written records not settled in it, by id and line. */
+    /** Its written records not settled in it, by id and line (`recordKey`). */
     readonly open: Map<string, Wrote[]>;
+    /** The keys of `open`, by id. */
+    readonly openIds: Map<string, Set<string>>;
     /** The ids and lines it settles. */
     readonly settled: Set<string>;
 }
@@ -218,19 +220,9 @@ interface ReadSoFar {
 class JournalReader {
     private readonly files = new Map<string, ReadSoFar>();
 
-    /**
-     * The journal of `real` as it is now: whether it holds any record, and its written records not
-     * settled (a record settles what its journal, or the other journal of the file, wrote).
-     */
-    state(real: string): { any: boolean; open: Wrote[] } {
-        const files = journalPaths(real).flatMap((path) => this.read(path) ?? []);
-        const open: Wrote[] = [];
-        for (const file of files) {
-            for (const [key, written] of file.open) {
-                if (!files.some((other) => other !== file && other.settled.has(key))) open.push(...written);
-            }
-        }
-        return { any: files.some((file) => file.count > 0), open };
+    /** The journals of `real` as they are now (one, or also the private directory's). */
+    journals(real: string): ReadSoFar[] {
+        return journalPaths(real).flatMap((path) => this.read(path) ?? []);
     }
 
     private read(path: string): ReadSoFar | undefined {
@@ -247,7 +239,16 @@ class JournalReader {
             let known = this.files.get(path);
             const same = known && known.ino === ino && known.born === born && size >= known.offset;
             if (known && !(same && startsWith(fd, known.head))) known = undefined;
-            known ??= { ino, born, head: Buffer.alloc(0), offset: 0, count: 0, open: new Map(), settled: new Set() };
+            known ??= {
+                ino,
+                born,
+                head: Buffer.alloc(0),
+                offset: 0,
+                count: 0,
+                open: new Map(),
+                openIds: new Map(),
+                settled: new Set(),
+            };
             this.files.set(path, known);
             if (size > known.offset) {
                 const bytes = readAt(fd, known.offset, size - known.offset);
@@ -270,13 +271,47 @@ class JournalReader {
 /** Adds a record to what has been read of its journal. */
 function take(file: ReadSoFar, record: Record): void {
     file.count++;
-    const key = `${record.id}\n${record.line}`;
+    const key = recordKey(record);
     if (record.op === "settled") {
         file.settled.add(key);
         file.open.delete(key);
+        file.openIds.get(record.id)?.delete(key);
     } else if (!file.settled.has(key)) {
         file.open.set(key, [...(file.open.get(key) ?? []), record]);
+        const keys = file.openIds.get(record.id) ?? new Set<string>();
+        file.openIds.set(record.id, keys.add(key));
     }
+}
+
+/** What a settled record names: the entry and its line. */
+function recordKey(record: { readonly id: string; readonly line: string }): string {
+    return `${record.id}\n${record.line}`;
+}
+
+/** Whether `key`, open in `file`, is still open: a record settles what either journal of the file wrote. */
+function stillOpen(files: readonly ReadSoFar[], file: ReadSoFar, key: string): boolean {
+    return files.length === 1 || !files.some((other) => other !== file && other.settled.has(key));
+}
+
+/** The open records of entry `id`. */
+function openFor(files: readonly ReadSoFar[], id: string): Wrote[] {
+    const open: Wrote[] = [];
+    for (const file of files) {
+        for (const key of file.openIds.get(id) ?? []) {
+            if (stillOpen(files, file, key)) open.push(...(file.open.get(key) ?? []));
+        }
+    }
+    return open;
+}
+
+/** How many entry lines are open (one journal: its count; both: each key once checked against the other). */
+function openCount(files: readonly ReadSoFar[]): number {
+    let count = 0;
+    for (const file of files) {
+        if (files.length === 1) return file.open.size;
+        for (const key of file.open.keys()) if (stillOpen(files, file, key)) count++;
+    }
+    return count;
 }
 
 /** `length` bytes of `fd` from `position` (fewer when the file is shorter by now). */

@@ -6,13 +6,13 @@
 // refresh, update, delete) settles its record, and the journal is removed once nothing in it is open.
 
 import { strict as assert } from "node:assert";
-import { appendFile, readdir, readFile, writeFile } from "node:fs/promises";
+import { appendFile, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { EntryConflictError } from "../../../provider/hosts/errors/entryConflictError";
 import { HostEntryProvider } from "../../../provider/hosts/hostEntryProvider";
 import type { HostEntryInputs, HostEntryOutputs } from "../../../provider/hosts/hostEntrySchema";
-import { CreateJournal, journalPathFor } from "../../../provider/hosts/io/createJournal";
+import { CreateJournal, journalPathFor, privateJournalPathFor } from "../../../provider/hosts/io/createJournal";
 import { HostsFileStore } from "../../../provider/hosts/io/hostsFileStore";
 import { makeTempDir, type TempDir } from "../../support/projects";
 import { deadPid } from "../../support/system";
@@ -228,6 +228,23 @@ describe("the create journal", () => {
                 lines.map((line) => `${JSON.parse(line).op} ${JSON.parse(line).id}`),
                 ["wrote e1", "wrote e2", "wrote e3", "settled e1", "settled e3", "settled e2"],
             );
+        });
+
+        it("counts what the file's other journal (this user's private one) settled as settled", async () => {
+            const writer = new CreateJournal(gone);
+            const reader = new CreateJournal();
+            recorded(writer, file, ["e1", "e2"]);
+            // A process that could not write beside the file settled e1 in its private journal.
+            const other = privateJournalPathFor(file);
+            await writeFile(other, `${JSON.stringify({ op: "settled", id: "e1", line: "10.0.0.1\te1.internal\n" })}\n`);
+            try {
+                assert.equal(reader.interruptedLine(file, "e1", STACK), undefined, "e1 is settled");
+                assert.equal(reader.interruptedLine(file, "e2", STACK), "10.0.0.1\te2.internal\n");
+                assert.equal(reader.settle(file, new Set(["e9"])), false, "e2 is still open");
+                assert.equal(reader.settle(file, new Set(["e2"])), true, "e1 was settled in the other journal");
+            } finally {
+                await rm(other, { force: true });
+            }
         });
 
         it("reads a journal removed and written anew whole: nothing of the old one is kept", async () => {
