@@ -306,11 +306,9 @@ function openFor(files: readonly ReadSoFar[], id: string): Wrote[] {
 
 /** How many entry lines are open (one journal: its count; both: each key once checked against the other). */
 function openCount(files: readonly ReadSoFar[]): number {
+    if (files.length === 1) return (files[0] as ReadSoFar).open.size;
     let count = 0;
-    for (const file of files) {
-        if (files.length === 1) return file.open.size;
-        for (const key of file.open.keys()) if (stillOpen(files, file, key)) count++;
-    }
+    for (const file of files) for (const key of file.open.keys()) if (stillOpen(files, file, key)) count++;
     return count;
 }
 
