@@ -64,6 +64,21 @@ const CASES: Record<string, [string, string]> = {
     "a file emptied": [lines(0, 3), ""],
 };
 
+/** Adds nobody.test to `file` through the store, in a process of user nobody; fails when its write fails. */
+async function createAsNobody(file: string, cwd: string): Promise<void> {
+    const dist = (path: string) => JSON.stringify(join(REPO_ROOT, "dist", path));
+    await runUnprivileged(
+        `const { HostsFileStore } = require(${dist("hosts/io/hostsFileStore.js")});
+        const { createEntry } = require(${dist("hosts/logic/entries.js")});
+        const file = ${JSON.stringify(file)};
+        new HostsFileStore({ lock: { timeoutMs: 5000, staleMs: 60000 } }).edit(file, (doc) => {
+            createEntry(doc, { address: "10.0.0.99", names: ["nobody.test"] }, { adopt: false, file });
+            return () => undefined;
+        }).catch((error) => { console.error(error.message); process.exitCode = 1; });`,
+        cwd,
+    );
+}
+
 describe("the journal of an in-place write", () => {
     for (const [name, [before, after]] of Object.entries(CASES)) {
         const record = recordOf(before, after);
@@ -213,17 +228,7 @@ describe("in-place writes with a sidecar, on real files", () => {
         it("journals in the shared directory, and leaves nothing there or beside the file", async () => {
             writeFileSync(file, previous);
             await chmod(file, 0o666);
-            const dist = (path: string) => JSON.stringify(join(REPO_ROOT, "dist", path));
-            await runUnprivileged(
-                `const { HostsFileStore } = require(${dist("hosts/io/hostsFileStore.js")});
-                const { createEntry } = require(${dist("hosts/logic/entries.js")});
-                const file = ${JSON.stringify(file)};
-                new HostsFileStore({ lock: { timeoutMs: 5000, staleMs: 60000 } }).edit(file, (doc) => {
-                    createEntry(doc, { address: "10.0.0.99", names: ["nobody.test"] }, { adopt: false, file });
-                    return () => undefined;
-                });`,
-                temp.dir,
-            );
+            await createAsNobody(file, temp.dir);
             assert.equal(readFileSync(file, "latin1"), `${previous.toString("latin1")}10.0.0.99\tnobody.test\n`);
             assert.equal(existsSync(join(SHARED_SIDECAR_DIRECTORY, sidecarNameFor(file, NOBODY.uid))), false);
             assert.equal(existsSync(sidecarPathFor(file)), false);
@@ -235,17 +240,7 @@ describe("in-place writes with a sidecar, on real files", () => {
             // sidecar, and still writes, journaling elsewhere (the multi-writer suite found this: EEXIST).
             crashed(torn);
             await chmod(file, 0o666);
-            const dist = (path: string) => JSON.stringify(join(REPO_ROOT, "dist", path));
-            await runUnprivileged(
-                `const { HostsFileStore } = require(${dist("hosts/io/hostsFileStore.js")});
-                const { createEntry } = require(${dist("hosts/logic/entries.js")});
-                const file = ${JSON.stringify(file)};
-                new HostsFileStore({ lock: { timeoutMs: 5000, staleMs: 60000 } }).edit(file, (doc) => {
-                    createEntry(doc, { address: "10.0.0.99", names: ["nobody.test"] }, { adopt: false, file });
-                    return () => undefined;
-                }).catch((error) => { console.error(error.message); process.exitCode = 1; });`,
-                temp.dir,
-            );
+            await createAsNobody(file, temp.dir);
             assert.equal(readFileSync(file, "latin1"), `${data.toString("latin1")}10.0.0.99\tnobody.test\n`);
             assert.equal(existsSync(join(SHARED_SIDECAR_DIRECTORY, sidecarNameFor(file, NOBODY.uid))), false);
             assert.equal(existsSync(sidecarPathFor(file)), true, "root's sidecar: nobody may not remove it");
