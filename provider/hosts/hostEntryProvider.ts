@@ -77,20 +77,25 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
 
     /**
      * Adds the entry's line in one locked, atomic write; if this fails, the line was not written (a name
-     * already on a line of the family conflicts, unless `adopt` takes an identical line over or the create
-     * journal shows an earlier create of this entry wrote exactly that line).
+     * already on a line of the family conflicts, unless `adopt` takes an identical line over, or the line is
+     * exactly the one an earlier create of this entry wrote: recorded in the create journal, or this write's
+     * own undone attempt, copied back by a tool that rewrote the file meanwhile).
      */
     async create(inputs: HostEntryInputs): Promise<dynamic.CreateResult<HostEntryOutputs>> {
         const id = formatId(identityOf(inputs), inputs.connection && machineOf(inputs.connection));
         const place = this.locate(inputs);
         const real = await this.journalKeyOf(place);
         const owner = inputs.__owner;
-        const line = await this.store.edit(place, (doc) => {
-            const interruptedLine = owner === undefined ? undefined : this.journal.interruptedLine(real, id, owner);
+        const rendered = renderLine(inputs);
+        const line = await this.store.edit(place, (doc, attempt) => {
+            const journaled = owner === undefined ? undefined : this.journal.interruptedLine(real, id, owner);
+            // Or this batch's own earlier attempt, undone, that a tool rewriting the file copied meanwhile:
+            // its record stays open, since this create's answer has not reached the engine either.
+            const interruptedLine = journaled ?? (attempt.shownLines.has(rendered) ? rendered : undefined);
             const created = createEntry(doc, inputs, { adopt: inputs.adopt, file: inputs.file, interruptedLine });
-            if (created.resumed && this.journal.settle(real, new Set([id]), interruptedLine))
+            if (created.resumed && journaled !== undefined && this.journal.settle(real, new Set([id]), journaled))
                 this.journal.removeIfSettled(real);
-            else if (!created.adopted && owner !== undefined) this.journal.stage(real, id, renderLine(inputs), owner);
+            else if (!created.adopted && owner !== undefined) this.journal.stage(real, id, rendered, owner);
             return () => doc.lineNumber(created.line);
         });
         return { id, outs: stamped(outputsOf(inputs, line)) };

@@ -10,6 +10,7 @@ import { resolve } from "node:path";
 import { LockTimeoutError } from "../../shared/errors/lockTimeoutError";
 import type { WriteMethod } from "../../shared/files/atomicWrite";
 import { codeOf } from "../../shared/files/errno";
+import { FileChangedError } from "../../shared/files/fileChangedError";
 import type { HeldLock, LockOptions } from "../../shared/files/fileLock";
 import { HostsFileError, type HostsFileOperation } from "../errors/hostsFileError";
 import { SshConnectionError } from "../errors/sshConnectionError";
@@ -46,12 +47,27 @@ export interface HostsFileStoreOptions {
     readonly onWrite?: (event: WriteEvent) => void;
 }
 
+/**
+ * What an edit may need to know of its batch's earlier attempts. An attempt whose write was undone after
+ * it was in place for a moment (a tool had written into the file our rename replaced, and its content was
+ * put back) may have been copied by a tool that rewrote the file meanwhile, so the retry can meet its own
+ * lines again.
+ */
+export interface EditAttempt {
+    /** Whether an earlier attempt of this batch was in the file for a moment, then undone. */
+    readonly followsShownAttempt: boolean;
+    /** The lines such attempts appended (UTF-8 text): found again with exactly this text, a line is the edit's own. */
+    readonly shownLines: ReadonlySet<string>;
+}
+
 /** Applies its edits to the document and returns what to answer once they are on disk. */
-export type EditThenAnswer<T> = (doc: HostsDocument) => () => T;
+export type EditThenAnswer<T> = (doc: HostsDocument, attempt: EditAttempt) => () => T;
+
+const FIRST_ATTEMPT: EditAttempt = { followsShownAttempt: false, shownLines: new Set() };
 
 interface Pending {
     readonly kind: "read" | "edit";
-    readonly run: (doc: HostsDocument) => () => unknown;
+    readonly run: EditThenAnswer<unknown>;
     readonly resolve: (value: unknown) => void;
     readonly reject: (error: unknown) => void;
 }
@@ -143,7 +159,7 @@ export class HostsFileStore {
         // lock and the recovery under it, like a batch of edits.
         if (edits.length === 0 && !(await this.mayNeedRecovery(queue, real))) {
             const { doc } = await this.load(real, queue);
-            for (const op of reads) settle(op, () => op.run(doc)());
+            for (const op of reads) settle(op, () => op.run(doc, FIRST_ATTEMPT)());
             return;
         }
         const lock = await this.lock(queue, real);
@@ -174,10 +190,12 @@ export class HostsFileStore {
         // An in-place write that a crash cut short left its journal in the file: finish or undo it before
         // anything reads the file. (Under the lock, so a live writer's write is never taken for a crash.)
         let loaded = await this.recoverAndLoad(real, queue);
-        const readOutcomes = reads.map((op) => applyToDocument(op, loaded.doc));
+        const readOutcomes = reads.map((op) => applyToDocument(op, loaded.doc, FIRST_ATTEMPT));
+        let shown: { followsShownAttempt: boolean; shownLines: Set<string> } | undefined;
         for (let attempt = 1; ; attempt++) {
             const revision = loaded.doc.revision;
-            const outcomes = edits.map((op) => applyToDocument(op, loaded.doc));
+            const appendedBefore = loaded.doc.appendedCount;
+            const outcomes = edits.map((op) => applyToDocument(op, loaded.doc, shown ?? FIRST_ATTEMPT));
             if (loaded.doc.revision === revision) return () => answerAll([...readOutcomes, ...outcomes]);
             const applied = outcomes.filter((outcome) => outcome.finish !== undefined).length;
             const failure = await this.write(real, queue, loaded.doc, applied, loaded.signature, lock).then(
@@ -186,7 +204,11 @@ export class HostsFileStore {
             );
             if (failure && codeOf(failure.error) === "ECHANGED" && attempt < MAX_ATTEMPTS) {
                 // A writer that ignores our lock changed the file between our read and our rename: nothing
-                // was written; redo the edits on its version.
+                // of ours is left; redo the edits on its version.
+                if (wasShown(failure.error)) {
+                    shown ??= { followsShownAttempt: true, shownLines: new Set() };
+                    for (const text of loaded.doc.appendedSince(appendedBefore)) shown.shownLines.add(text);
+                }
                 loaded = await this.recoverAndLoad(real, queue);
                 continue;
             }
@@ -326,10 +348,20 @@ function located(location: HostsFileLocation): { file: string; access: HostsFile
     return typeof location === "string" ? { file: location, access: localFiles } : location;
 }
 
+/** Whether a failed write's content was in the file for a moment before it was undone (FileChangedError's `shown`). */
+function wasShown(error: unknown): boolean {
+    const cause = error instanceof Error ? error.cause : undefined;
+    return (error instanceof FileChangedError && error.shown) || (cause instanceof FileChangedError && cause.shown);
+}
+
 /** Runs an operation on the document now; its answer is given later, by `answerAll`. */
-function applyToDocument(op: Pending, doc: HostsDocument): { op: Pending; finish?: () => unknown; error?: unknown } {
+function applyToDocument(
+    op: Pending,
+    doc: HostsDocument,
+    attempt: EditAttempt,
+): { op: Pending; finish?: () => unknown; error?: unknown } {
     try {
-        return { op, finish: op.run(doc) };
+        return { op, finish: op.run(doc, attempt) };
     } catch (error) {
         return { op, error };
     }

@@ -93,7 +93,8 @@ export interface CreateOptions {
     readonly file: string;
     /**
      * The exact text of a line an earlier create of this very entry wrote, whose answer never reached
-     * the stack (the create journal says so): found alone and unchanged, it is this entry's own line.
+     * the stack (the create journal says so, or the store: an undone attempt of the same write): found
+     * alone and unchanged, it is this entry's own line.
      */
     readonly interruptedLine?: string | undefined;
 }

@@ -16,8 +16,9 @@
 
 import { UnsupportedHostsFileError } from "../errors/unsupportedHostsFileError";
 import type { AddressFamily } from "./address";
+import { DocumentLine } from "./documentLine";
 import { foldCase } from "./hostname";
-import { fromUtf8, type HostsLine, type LineEnding, type ParsedEntry, parseEntry } from "./hostsLine";
+import { fromUtf8, type HostsLine, type LineEnding, toUtf8 } from "./hostsLine";
 import { countNewlines, countOccurrences, isNameBoundary, NewlineCounter, nulAmongText } from "./hostsText";
 
 export {
@@ -29,35 +30,6 @@ export {
     resolverFields,
     toUtf8,
 } from "./hostsLine";
-
-/**
- * A line of one document: an original line of the file, placed by the offset where it starts, or a line
- * appended after them.
- */
-class DocumentLine implements HostsLine {
-    removed = false;
-    private parsed: ParsedEntry | undefined | null = null;
-
-    constructor(
-        readonly document: HostsDocument,
-        /** File order: an original line's offset in the text; past the text's end for appended lines. */
-        readonly order: number,
-        /** The bytes the line had in the file, ending included; 0 for an appended line. */
-        readonly originalBytes: number,
-        public text: string,
-        public ending: LineEnding,
-    ) {}
-
-    get entry(): ParsedEntry | undefined {
-        if (this.parsed === null) this.parsed = parseEntry(this.text);
-        return this.parsed;
-    }
-
-    setText(text: string): void {
-        this.text = text;
-        this.parsed = null;
-    }
-}
 
 const UTF8_BOM = "\xEF\xBB\xBF";
 const REGEXP_SPECIAL = /[.*+?^${}()|[\]\\]/g;
@@ -166,6 +138,16 @@ export class HostsDocument {
         offset += buffer.write(this.body.slice(copied), offset, "latin1");
         for (const line of added) offset += buffer.write(line.text + line.ending, offset, "latin1");
         return buffer;
+    }
+
+    /** How many lines have been appended so far: a mark for `appendedSince`. */
+    get appendedCount(): number {
+        return this.appended.length;
+    }
+
+    /** The UTF-8 text of the lines appended after the first `mark` appends that are still live. */
+    appendedSince(mark: number): string[] {
+        return this.appended.slice(mark).flatMap((line) => (line.removed ? [] : [toUtf8(line.text)]));
     }
 
     /** Counts the edits made so far: a batch that leaves it unchanged needs no write. */

@@ -203,7 +203,7 @@ export class RemoteFiles implements HostsFileAccess {
             await sftp.close(temporary, handle);
         }
         await sftp.rename(temporary, real);
-        throw new FileChangedError(this.describe(real));
+        throw new FileChangedError(this.describe(real), true);
     }
 
     /** A temporary file beside `real`, named so `sweep` knows it. */

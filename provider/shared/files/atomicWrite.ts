@@ -172,7 +172,7 @@ function putBackWhatWasWrittenInto(replaced: number, target: string, readAs: str
     }
     renameSync(temporary, target);
     syncDirectory(dirname(target));
-    throw new FileChangedError(target);
+    throw new FileChangedError(target, true);
 }
 
 /**

@@ -88,7 +88,7 @@ export function writeWithSidecar(fd: number, previous: Uint8Array, data: Uint8Ar
     if (isGrownInPlace(record)) {
         // Written at 0 whole, its bytes past the old end would overwrite what another tool appended since
         // the check above: in place up to the old end only, the rest appended (inPlaceGrow.ts).
-        if (!growInPlace(fd, target, path, record)) giveUp(path, target);
+        if (!growInPlace(fd, target, path, record)) giveUp(path, target, true);
         removeSidecar(path);
         return;
     }
@@ -106,7 +106,7 @@ export function writeWithSidecar(fd: number, previous: Uint8Array, data: Uint8Ar
         : current.length === written.length
           ? record.data
           : Buffer.concat([record.data, current.subarray(written.length)]);
-    if (!finished) giveUp(path, target);
+    if (!finished) giveUp(path, target, true);
     if (finished !== record.data) writeAll(fd, finished, 0);
     if (fstatSync(fd).size > finished.length) ftruncateSync(fd, finished.length);
     fsyncSync(fd);
@@ -306,9 +306,10 @@ function trusted(path: string, sidecar: BigIntStats, file: BigIntStats): boolean
     );
 }
 
-function giveUp(path: string, target: string): never {
+/** Leaves the file to the foreign writer that changed it; `shown` when our bytes were in it for a moment. */
+function giveUp(path: string, target: string, shown = false): never {
     removeSidecar(path);
-    throw new FileChangedError(target);
+    throw new FileChangedError(target, shown);
 }
 
 /** Removes the sidecar at `path`; answers whether it is gone. */

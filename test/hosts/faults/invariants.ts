@@ -16,7 +16,9 @@
 // done, copies that write's intermediate state, in which lines after the change are shifted or torn (so
 // its output lacks a line, whenever that line was written); and between its truncation and its write the
 // file is empty or short for everyone, a lock-using writer included, whose delete then finds nothing to
-// delete. Damage to the base is never excused (see below).
+// delete. And a rewrite that read a lock-using writer's attempt in the moment it was in place, before it
+// was undone (a tool had written into the file its rename replaced), copies that attempt: the retry finds
+// its deletion already done (logged `0 undone`). Damage to the base is never excused (see below).
 
 import { viewOf } from "./fileView";
 import type { RewriteRecord } from "./foreignWriter";
@@ -216,7 +218,13 @@ function statuses(
     /** When each acknowledged create began and was answered, kept while its delete runs. */
     const created = new Map<number, { beginAt: bigint; ackAt: bigint }>();
     for (const text of log.lines) {
-        const [event, nText, timeText, detail] = text.split(" ") as [string, string, string, string | undefined];
+        const [event, nText, timeText, detail, note] = text.split(" ") as [
+            string,
+            string,
+            string,
+            string | undefined,
+            string | undefined,
+        ];
         if (event === "e") {
             const message = JSON.parse(text.slice(3 + nText.length)) as string;
             if (!counts.failureMessages.has(nText)) counts.failureMessages.set(nText, message);
@@ -245,7 +253,8 @@ function statuses(
                     const deletion = { beginAt: begins.get(`-${n}`) ?? at, ackAt: at };
                     const excused =
                         (creation !== undefined && lacks(entryLine(log.slot, log.gen, n), creation)) ||
-                        truncatedDuring(rewrites, deletion);
+                        truncatedDuring(rewrites, deletion) ||
+                        (note === "undone" && copiedUndoneAttempt(rewrites, entryLine(log.slot, log.gen, n), deletion));
                     if (excused) counts.excused++;
                     else
                         violations.push(
@@ -259,6 +268,10 @@ function statuses(
             case "f-":
                 counts.failed.set(detail ?? "?", (counts.failed.get(detail ?? "?") ?? 0) + 1);
                 result.set(n, { state: "unknown", failed: true });
+                // Names never repeat, so the only line a create can conflict with is one it wrote itself.
+                if (event === "f+" && detail?.startsWith("EntryConflictError")) {
+                    violations.push(`entry ${key}: its create failed on a line of its own name, which only it wrote`);
+                }
                 break;
             default:
                 if (text !== "")
@@ -341,6 +354,19 @@ function truncatedDuring(rewrites: readonly Rewrite[], deletion: { beginAt: bigi
     return rewrites.some(
         (r) => r.record.method === "in-place" && r.readAt <= deletion.ackAt && r.wroteAt >= deletion.beginAt,
     );
+}
+
+/**
+ * A rewrite that read while the deletion ran wrote a file without the line: it may have copied the
+ * deletion's own first attempt, which was in the file for a moment before it was undone (a tool had written
+ * into the file it replaced), so the retry found the line already gone.
+ */
+function copiedUndoneAttempt(
+    rewrites: readonly Rewrite[],
+    line: string,
+    deletion: { beginAt: bigint; ackAt: bigint },
+): boolean {
+    return rewrites.some((r) => r.readAt > deletion.beginAt && r.readAt < deletion.ackAt && !r.lines.has(line));
 }
 
 /** A rewrite that read before the deletion was acknowledged wrote the line back after it was begun. */

@@ -6,7 +6,8 @@
 // yet logged; that operation then counts as in flight (its line may or may not be in the file).
 //
 // Log lines: `<event><op> <n> <monotonic ns> [detail]`, event b|a|f, op + (create) or - (delete); a
-// delete's `a` carries 1 when the line was there to remove, 0 when it was already gone; the first failure
+// delete's `a` carries 1 when the line was there to remove, 0 when it was already gone (`0 undone` when
+// an earlier attempt of its batch was in the file for a moment, then undone); the first failure
 // of each kind is explained once as `e <failure> <JSON message>`.
 // Run by the harness as `node lockWriter.js '<LockWriterConfig as JSON>'` (transpiled, see harness.ts).
 // Stops after its current operations when a line arrives on stdin.
@@ -62,7 +63,7 @@ function failureOf(error: unknown): string {
 
 async function main(config: LockWriterConfig): Promise<void> {
     const { HostsFileStore } = require(join(config.dist, "hosts", "io", "hostsFileStore.js")) as typeof StoreModule;
-    const { createEntry, deleteEntry, identityOf } = require(
+    const { createEntry, deleteEntry, identityOf, renderLine } = require(
         join(config.dist, "hosts", "logic", "entries.js"),
     ) as typeof EntriesModule;
     const { seededRandom } = require(join(config.dist, "shared", "random.js")) as typeof RandomModule;
@@ -86,8 +87,11 @@ async function main(config: LockWriterConfig): Promise<void> {
         const entry = entryOf(config.slot, config.gen, n);
         log("b+", n);
         try {
-            await store.edit(file, (doc) => {
-                createEntry(doc, entry, { adopt: false, file });
+            await store.edit(file, (doc, attempt) => {
+                // As the provider does: this batch's own undone attempt, copied back by a rewriting tool, is ours.
+                const rendered = renderLine(entry);
+                const interruptedLine = attempt.shownLines.has(rendered) ? rendered : undefined;
+                createEntry(doc, entry, { adopt: false, file, interruptedLine });
                 return () => undefined;
             });
         } catch (error) {
@@ -102,8 +106,10 @@ async function main(config: LockWriterConfig): Promise<void> {
         const identity = identityOf(entryOf(config.slot, config.gen, n));
         log("b-", n);
         let found: boolean;
+        let undone = false;
         try {
-            found = await store.edit(file, (doc) => {
+            found = await store.edit(file, (doc, attempt) => {
+                undone = attempt.followsShownAttempt;
                 const removed = deleteEntry(doc, identity);
                 return () => removed;
             });
@@ -111,7 +117,7 @@ async function main(config: LockWriterConfig): Promise<void> {
             log("f-", n, failureOf(error));
             return;
         }
-        log("a-", n, found ? "1" : "0");
+        log("a-", n, found ? "1" : undone ? "0 undone" : "0");
     };
 
     if (config.once) {

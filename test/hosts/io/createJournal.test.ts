@@ -169,6 +169,62 @@ describe("the create journal", () => {
         assert.deepEqual(await readdir(temp.dir), ["hosts"]);
     });
 
+    it("takes back its own line when a tool copied a write of ours that was then undone, and keeps its record open", async () => {
+        // Our rename puts the create's line in place while an appender writes into the file it replaced:
+        // the appender's content is put back and the write redone. In between, a tool that rewrites by
+        // rename read our content, and renames it (with its line) over the put-back file. The retry meets
+        // its own first attempt, which it must take back rather than fail as if someone else had written it.
+        const provider = providerProcess();
+        const web = await inputs(provider, { address: "10.0.0.5", names: ["web.internal"] });
+        const fs = require("node:fs") as typeof import("node:fs");
+        const renameSync = fs.renameSync;
+        let renames = 0;
+        let ours: Buffer | undefined;
+        (fs as { renameSync: unknown }).renameSync = (from: string, to: string) => {
+            if (to !== file) return renameSync(from, to);
+            renames++;
+            if (renames === 1) {
+                // Our write: the appender opened the file before it, and writes after it.
+                const appender = fs.openSync(file, "a");
+                renameSync(from, to);
+                ours = fs.readFileSync(file);
+                fs.writeSync(appender, "192.168.1.1\tappended.test\n");
+                fs.closeSync(appender);
+            } else if (renames === 2) {
+                // The appender's content put back; then the rewriting tool lands what it read: ours, and its line.
+                renameSync(from, to);
+                fs.writeFileSync(
+                    `${file}.tool`,
+                    Buffer.concat([ours as Buffer, Buffer.from("192.168.1.2\trewriter.test\n")]),
+                );
+                renameSync(`${file}.tool`, file);
+            } else renameSync(from, to);
+        };
+        let created: Awaited<ReturnType<HostEntryProvider["create"]>>;
+        try {
+            created = await provider.create(web);
+        } finally {
+            (fs as { renameSync: unknown }).renameSync = renameSync;
+        }
+        assert.equal(renames, 2, "one write, undone, and the retry wrote nothing: the file already said it");
+        assert.equal(
+            await readFile(file, "utf8"),
+            `${BASE}10.0.0.5\tweb.internal\n192.168.1.2\trewriter.test\n`,
+            "the tool's copy of our write, and nothing written twice",
+        );
+        assert.equal(created.id, "ipv4/web.internal");
+        assert.equal(created.outs?.line, 3);
+        const records = (await readFile(journalPathFor(file), "utf8"))
+            .trim()
+            .split("\n")
+            .map((r) => JSON.parse(r));
+        assert.deepEqual(
+            records.filter((r) => r.id === "ipv4/web.internal").map((r) => r.op),
+            ["wrote"],
+            "the create's record stays open: its answer has not reached the engine yet",
+        );
+    });
+
     it("keeps the record durable before the line reaches the file", async () => {
         const journal = new CreateJournal(gone);
         let recordedFirst = false;

@@ -55,7 +55,8 @@ describe("atomic write", () => {
         appendFileSync(target, "10.0.0.1 foreign.test\n");
         assert.throws(
             () => writeFileAtomicSync(target, Buffer.from("ours\n"), { unchangedSince: read }),
-            FileChangedError,
+            (error: unknown) => error instanceof FileChangedError && !error.shown,
+            "a FileChangedError that says nothing of ours was ever in place",
         );
         assert.equal(await readFile(target, "utf8"), "old\n10.0.0.1 foreign.test\n");
         assert.deepEqual(await readdir(temp.dir), ["hosts"], "the temporary file was removed");
@@ -170,7 +171,8 @@ describe("atomic write", () => {
                         unchangedSince: read,
                         beforeCommit: writesLate,
                     }),
-                FileChangedError,
+                (error: unknown) => error instanceof FileChangedError && error.shown,
+                "a FileChangedError that says ours was in place for a moment (a rewriting tool may have copied it)",
             );
         } finally {
             closeSync(theirs);
