@@ -9,8 +9,8 @@ import { AsyncResourceProvider } from "./tasks/asyncResourceProvider";
 import { taskApiSettingsIn } from "./tasks/client/stackConfigFiles";
 import { TaskApiClient } from "./tasks/client/taskApiClient";
 import { DatastoreProvider } from "./tasks/datastoreProvider";
-import { TaskApiConfigError } from "./tasks/errors/taskApiConfigError";
 import { processContext, type TaskProcessContext } from "./tasks/processContext";
+import { clientOptionsFrom } from "./tasks/taskApiSettings";
 
 let sharedTaskContext: TaskProcessContext | undefined;
 
@@ -23,22 +23,19 @@ function taskContext(): TaskProcessContext {
 /** The Datastore provider, which connects to the task API its configuration names. */
 export function datastoreProvider(env: NodeJS.ProcessEnv = process.env): DatastoreProvider {
     const context = taskContext();
-    return new DatastoreProvider(context, env, (settings) => {
-        const { url, token, schedule, requestTimeoutMs } = settings;
-        if (!url) throw new TaskApiConfigError("url");
-        if (!token) throw new TaskApiConfigError("token");
-        return new TaskApiClient({
-            baseUrl: url,
-            token,
-            clock: context.clock,
-            sleep: context.sleep,
-            random: context.random,
-            schedule,
-            ...(requestTimeoutMs ? { requestTimeoutMs } : {}),
-            // The engine starts the provider process in the project's directory.
-            settings: taskApiSettingsIn(process.cwd()),
-        });
-    });
+    return new DatastoreProvider(
+        context,
+        env,
+        (settings) =>
+            new TaskApiClient({
+                ...clientOptionsFrom(settings),
+                clock: context.clock,
+                sleep: context.sleep,
+                random: context.random,
+                // The engine starts the provider process in the project's directory.
+                settings: taskApiSettingsIn(process.cwd()),
+            }),
+    );
 }
 
 /** The AsyncResource provider: one task API client per API its resources name. */

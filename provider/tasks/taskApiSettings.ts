@@ -4,6 +4,7 @@
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { readConfig } from "../shared/config";
 import { DEFAULT_POLL_SCHEDULE, type PollSchedule } from "./client/pollSchedule";
+import type { TaskApiClientOptions } from "./client/taskApiClient";
 import { TaskApiConfigError } from "./errors/taskApiConfigError";
 
 /** The config keys and environment variables the provider reads. */
@@ -42,6 +43,19 @@ export function settingsFrom(request: dynamic.ConfigureRequest | undefined, env:
         },
         requestTimeoutMs: number(TASK_CONFIG.requestTimeoutMs),
     };
+}
+
+/**
+ * What a task API client takes from the settings: the URL and token, which must be set (else
+ * TaskApiConfigError names the missing one), the poll schedule and the request timeout.
+ */
+export function clientOptionsFrom(
+    settings: TaskApiSettings,
+): Pick<TaskApiClientOptions, "baseUrl" | "token" | "schedule" | "requestTimeoutMs"> {
+    const { url, token, schedule, requestTimeoutMs } = settings;
+    if (!url) throw new TaskApiConfigError("url");
+    if (!token) throw new TaskApiConfigError("token");
+    return { baseUrl: url, token, schedule, ...(requestTimeoutMs ? { requestTimeoutMs } : {}) };
 }
 
 function validateUrl(url: string): void {

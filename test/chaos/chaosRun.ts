@@ -14,9 +14,9 @@ import { startTaskApiServer, type TaskApiServer } from "../../provider/taskApiSe
 import { TaskApiClient } from "../../provider/tasks/client/taskApiClient";
 import { DatastoreProvider } from "../../provider/tasks/datastoreProvider";
 import type { NaturalKey } from "../../provider/tasks/datastoreSchema";
-import { TaskApiConfigError } from "../../provider/tasks/errors/taskApiConfigError";
 import type { TaskProcessContext } from "../../provider/tasks/processContext";
 import { DATASTORES_PATH, type DatastoreRecord } from "../../provider/tasks/protocol/wire";
+import { clientOptionsFrom } from "../../provider/tasks/taskApiSettings";
 import {
     type ChaosProxy,
     type ForeignOrigin,
@@ -411,22 +411,19 @@ class ChaosRun implements OperationRunner {
             headers.set(OPERATION_HEADER, String(operationContext.getStore()?.id ?? 0));
             return fetch(input, { ...init, headers });
         };
-        return new DatastoreProvider(context, env, (configured) => {
-            const { url, token, schedule, requestTimeoutMs } = configured;
-            if (!url) throw new TaskApiConfigError("url");
-            if (!token) throw new TaskApiConfigError("token");
-            return new TaskApiClient({
-                baseUrl: url,
-                token,
-                clock: time.clock,
-                sleep: time.sleep,
-                timeout: time.timeout,
-                random,
-                schedule,
-                fetch: taggedFetch,
-                ...(requestTimeoutMs ? { requestTimeoutMs } : {}),
-            });
-        });
+        return new DatastoreProvider(
+            context,
+            env,
+            (configured) =>
+                new TaskApiClient({
+                    ...clientOptionsFrom(configured),
+                    clock: time.clock,
+                    sleep: time.sleep,
+                    timeout: time.timeout,
+                    random,
+                    fetch: taggedFetch,
+                }),
+        );
     }
 
     interrupted(): boolean {
