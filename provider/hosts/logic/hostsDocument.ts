@@ -32,6 +32,8 @@ export {
 } from "./hostsLine";
 
 const UTF8_BOM = "\xEF\xBB\xBF";
+/** Searches a document remembers before it forgets them all (a refresh of many entries asks for many names). */
+const REMEMBERED_SEARCHES = 4096;
 const REGEXP_SPECIAL = /[.*+?^${}()|[\]\\]/g;
 
 /** A parsed hosts file that can be edited line by line and serialized back byte for byte. */
@@ -46,6 +48,8 @@ export class HostsDocument {
     private readonly rewrittenByName = new Map<string, Set<DocumentLine>>();
     /** Whether the text has an uppercase ASCII letter: without one, a name is found by plain search. */
     private upperCase: boolean | undefined;
+    /** The line starts each name searched for so far appears on (`originalsMentioning`). */
+    private readonly mentions = new Map<string, readonly number[]>();
     private readonly appended: DocumentLine[] = [];
     private readonly removedOrders: number[] = [];
     /** Newlines before an offset of the text, remembered as they are counted. */
@@ -260,8 +264,23 @@ export class HostsDocument {
         }
     }
 
-    /** The original lines on which `needle` (latin1) appears where a resolver could read it as a name. */
-    private *originalsMentioning(needle: string): Generator<DocumentLine> {
+    /**
+     * The original lines on which `needle` (latin1) appears where a resolver could read it as a name.
+     * Remembered per needle: the text never changes (edits live in the lines, which searches skip), and
+     * an entry's operations search for the same names again (a create, then its update and delete).
+     */
+    private originalsMentioning(needle: string): DocumentLine[] {
+        let starts = this.mentions.get(needle);
+        if (!starts) {
+            starts = [...this.scanFor(needle)];
+            if (this.mentions.size >= REMEMBERED_SEARCHES) this.mentions.clear();
+            this.mentions.set(needle, starts);
+        }
+        return starts.map((start) => this.original(start));
+    }
+
+    /** Where the original lines that `needle` appears on as a name start, by a scan of the text. */
+    private *scanFor(needle: string): Generator<number> {
         if (needle.length === 0) return;
         // Native search. A text with uppercase letters is searched case-insensitively (a superset of
         // what ASCII case folding matches; `linesNaming` keeps only the lines that carry the name);
@@ -281,10 +300,11 @@ export class HostsDocument {
                 at = next(at + 1);
                 continue;
             }
-            const line = this.original(this.lineStartAt(at));
-            yield line;
+            const start = this.lineStartAt(at);
+            yield start;
             // One answer per line, however often the name appears on it.
-            at = next(line.order + line.originalBytes);
+            const newline = this.body.indexOf("\n", at + needle.length);
+            at = newline < 0 ? -1 : next(newline + 1);
         }
     }
 

@@ -55,8 +55,10 @@ function failureOf(error: unknown): string {
     );
     if (!explained.has(failure)) {
         explained.add(failure);
-        const message = error instanceof Error ? error.message : String(error);
-        writeSync(LOG_FD, `e ${failure} ${JSON.stringify(message.slice(0, 600))}\n`);
+        // The cause says which system call on which path failed (a store's error says what to do instead).
+        const cause = error instanceof Error && error.cause instanceof Error ? ` (cause: ${error.cause.message})` : "";
+        const message = error instanceof Error ? `${error.message}${cause}` : String(error);
+        writeSync(LOG_FD, `e ${failure} ${JSON.stringify(message.slice(0, 900))}\n`);
     }
     return failure;
 }
