@@ -5,8 +5,9 @@
 // root (runtime.ts, index.ts) and the command line (cli/) import features. Within a feature, layers only
 // import downward: logic/ never reaches I/O or the HTTP client, errors/ and protocol/ reach nothing above
 // them, the client never reaches logic/ or io/, and a folder never reaches up into its resource's provider
-// or resource class. And no production file grows past 400 lines. (Reaches into the SDK's internals are
-// guarded beside their one door, test/shared/sdkInternals.test.ts.)
+// or resource class. No production file grows past 400 lines, and none reads an error's code by a cast
+// (one codeOf). (Reaches into the SDK's internals are guarded beside their one door,
+// test/shared/sdkInternals.test.ts.)
 
 import { strict as assert } from "node:assert";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -153,6 +154,15 @@ describe("the layout of provider/", () => {
             .filter(({ lines }) => lines > MAX_LINES)
             .map(({ file, lines }) => `${file}: ${lines} lines`);
         assert.deepEqual(long, []);
+    });
+
+    it("reads a system error's code through codeOf only (shared/files/errno.ts), never by a cast", () => {
+        const casts = sources(PROVIDER).flatMap((file) =>
+            /as NodeJS\.ErrnoException[^)]*\)\??\.code/.test(readFileSync(file, "utf8"))
+                ? [relative(PROVIDER, file)]
+                : [],
+        );
+        assert.deepEqual(casts, []);
     });
 
     it("has a test folder mirroring every production folder", () => {

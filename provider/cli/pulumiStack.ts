@@ -12,6 +12,7 @@ import { lstat, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Deployment } from "../hosts/logic/importState";
+import { codeOf } from "../shared/files/errno";
 import { CliError } from "./cliError";
 
 /** What `pulumi stack export` prints. */
@@ -164,7 +165,7 @@ function collect(child: ChildProcessWithoutNullStreams): () => string {
 }
 
 function failure(args: readonly string[], error: unknown, output: string): CliError {
-    const missing = (error as NodeJS.ErrnoException | undefined)?.code === "ENOENT";
+    const missing = codeOf(error) === "ENOENT";
     return new CliError(
         missing
             ? "--stack runs the Pulumi CLI, and no `pulumi` is on PATH. Install it, or import without --stack."
