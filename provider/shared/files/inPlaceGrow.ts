@@ -13,10 +13,17 @@ import { readAll, writeAll } from "./descriptors";
 import { appendedAfter, grownInPlace, movedBytes, type SidecarRecord } from "./sidecarRecord";
 
 /**
- * Grows the open file `target` (`fd`) to the content of `record`, from a state the write passes through;
- * `sidecar` is its journal. Answers false when the file is in no such state (a foreign writer rewrote it).
+ * Journals a move of foreign bytes (`movedBytes`) before it is made, durably; answers how to drop that
+ * journal once the move is done (nothing to do when it went into the write's own sidecar).
  */
-export function growInPlace(fd: number, target: string, sidecar: string, record: SidecarRecord): boolean {
+export type JournalMove = (moved: Buffer) => () => void;
+
+/**
+ * Grows the open file `target` (`fd`) to the content of `record`, from a state the write passes through;
+ * `journalMove` records a move in its journal. Answers false when the file is in no such state (a
+ * foreign writer rewrote it).
+ */
+export function growInPlace(fd: number, target: string, journalMove: JournalMove, record: SidecarRecord): boolean {
     const { previous, data } = record;
     let current = readAll(fd);
     let at = grownInPlace(current, record);
@@ -40,9 +47,10 @@ export function growInPlace(fd: number, target: string, sidecar: string, record:
     if (at === undefined) return false;
     if (between > 0) {
         const foreign = Buffer.from(current.subarray(at, at + between));
-        appendTo(sidecar, movedBytes(at, foreign));
+        const moved = journalMove(movedBytes(at, foreign));
         writeAll(fd, Buffer.concat([data.subarray(at), foreign]), at);
         fsyncSync(fd);
+        moved();
     }
     return true;
 }

@@ -18,7 +18,8 @@
 // shrinks or keeps its length) the new content is written at 0, flushed, what a foreign writer appended
 // meanwhile is kept after it (a file they rewrote is theirs: FileChangedError), and it is cut to length,
 // flushed. Then the sidecar goes. A crash anywhere leaves the sidecar, and the next writer, under the
-// lock, finishes the write when the file is in a state the write passes through. A sidecar the file has
+// lock, finishes the write when the file is in a state the write passes through (journaling a move it
+// needs in a sidecar of its own when the one it finishes is another user's it may not write). A sidecar the file has
 // moved past is only removed (or, another user's in the shared directory, left to its owner): it is never
 // applied over a later write. A sidecar in the shared directory is trusted only from root, this user, the
 // file's owner, or anyone when the file is writable by all: from anyone else it could make this process
@@ -44,7 +45,7 @@ import { basename, dirname, join } from "node:path";
 import { readAll, writeAll } from "./descriptors";
 import { codeOf } from "./errno";
 import { FileChangedError } from "./fileChangedError";
-import { appendTo, growInPlace } from "./inPlaceGrow";
+import { appendTo, growInPlace, type JournalMove } from "./inPlaceGrow";
 import { existingPrivateDirectory, privateDirectory } from "./privateDirectory";
 import { finishedContent, isGrownInPlace, parseSidecar, type SidecarRecord, sidecarBytes } from "./sidecarRecord";
 import { signatureOf } from "./signature";
@@ -76,7 +77,7 @@ export function writeWithSidecar(fd: number, previous: Uint8Array, data: Uint8Ar
         data: Buffer.from(data),
         previousSignature: signatureOf(info),
     };
-    const path = createSidecar(target, sidecarBytes(record), 0o600 | Number(info.mode & 0o044n));
+    const path = createSidecar(target, sidecarBytes(record), sidecarMode(info.mode));
     if (!readAll(fd).equals(record.previous)) giveUp(path, target);
     if (data.length > previous.length && record.data.subarray(0, previous.length).equals(record.previous)) {
         // Only new lines at the end (a create): appended, so that what another tool appends meanwhile is
@@ -88,7 +89,7 @@ export function writeWithSidecar(fd: number, previous: Uint8Array, data: Uint8Ar
     if (isGrownInPlace(record)) {
         // Written at 0 whole, its bytes past the old end would overwrite what another tool appended since
         // the check above: in place up to the old end only, the rest appended (inPlaceGrow.ts).
-        if (!growInPlace(fd, target, path, record)) giveUp(path, target, true);
+        if (!growInPlace(fd, target, journalIn(path), record)) giveUp(path, target, true);
         removeSidecar(path);
         return;
     }
@@ -131,7 +132,7 @@ export function recoverWithSidecar(fd: number, target: string): boolean {
         if (finished && !record.moved && record.data.length > record.previous.length) {
             // A file that grows is never written past its end but by O_APPEND (what another tool appends
             // meanwhile lies there): the steps the write had left, as it would have run them.
-            growInPlace(fd, target, path, record);
+            growInPlace(fd, target, recoveryJournal(path, target, record, info.mode), record);
         } else if (finished) {
             writeAll(fd, finished, 0);
             if (fstatSync(fd).size > finished.length) ftruncateSync(fd, finished.length);
@@ -181,14 +182,47 @@ function startsWith(bytes: Buffer, prefix: Buffer): boolean {
     return bytes.length >= prefix.length && bytes.subarray(0, prefix.length).equals(prefix);
 }
 
-/** Creates the sidecar holding `bytes` in the first place that takes it; answers its path. */
-function createSidecar(target: string, bytes: Buffer, mode: number): string {
+/** Journals a move in the write's own sidecar at `path`, kept until the sidecar goes. */
+function journalIn(path: string): JournalMove {
+    return (moved) => {
+        appendTo(path, moved);
+        return () => undefined;
+    };
+}
+
+/**
+ * Where a recovery journals a move: in the sidecar it finishes, or, when that is another user's that it
+ * may read but not write (beside the file, in a directory only its owner may write), in one of its own.
+ */
+function recoveryJournal(path: string, target: string, record: SidecarRecord, fileMode: bigint): JournalMove {
+    return (moved) => {
+        try {
+            return journalIn(path)(moved);
+        } catch (error) {
+            if (!PERMISSION_CODES.has(codeOf(error))) throw error;
+            const own = createSidecar(target, Buffer.concat([sidecarBytes(record), moved]), sidecarMode(fileMode), 1);
+            return () => removeSidecar(own);
+        }
+    };
+}
+
+/** A sidecar's mode, from the file's: its owner's, and readable by whoever may read the file, to finish its write. */
+function sidecarMode(fileMode: bigint): number {
+    return 0o600 | Number(fileMode & 0o044n);
+}
+
+/**
+ * Creates the sidecar holding `bytes` in the first place that takes it, from place `from` on (beside the
+ * file, the shared directory, the private one); answers its path.
+ */
+function createSidecar(target: string, bytes: Buffer, mode: number, from = 0): string {
     const places: (() => string)[] = [
         () => sidecarPathFor(target),
         () => join(sharedDirectory(), sidecarNameFor(target)),
         () => join(privateDirectory(), sidecarNameFor(target)),
     ];
     for (const [index, place] of places.entries()) {
+        if (index < from) continue;
         let path: string;
         let fd: number;
         try {

@@ -251,6 +251,35 @@ describe("in-place writes with a sidecar, on real files", () => {
             assert.equal(readFileSync(file, "latin1"), `${data.toString("latin1")}10.0.0.99\tnobody.test\n`);
         });
 
+        it("lets another user finish root's cut-short write that grew a line, past a line a tool appended meanwhile", async () => {
+            // Root rewrote a line longer, in place up to the old end, then appended the rest; a tool
+            // appended a line in between, and root was killed before moving that line past its own.
+            // Finishing moves it, journaling the move first. Root's sidecar, beside the file in a
+            // directory only root may write, is not nobody's to append to: nobody journals elsewhere.
+            const grown = Buffer.from(
+                previous.toString("latin1").replace("host-1.test", "host-1-renamed.test"),
+                "latin1",
+            );
+            const appended = "10.0.0.9\tappended.test # by another tool\n";
+            writeFileSync(
+                file,
+                Buffer.concat([
+                    grown.subarray(0, previous.length),
+                    Buffer.from(appended),
+                    grown.subarray(previous.length),
+                ]),
+            );
+            writeFileSync(sidecarPathFor(file), sidecarBytes({ previous, data: grown, previousSignature: "read" }));
+            await chmod(file, 0o666);
+            await createAsNobody(file, temp.dir);
+            assert.equal(
+                readFileSync(file, "latin1"),
+                `${grown.toString("latin1")}${appended}10.0.0.99\tnobody.test\n`,
+                "root's write finished, the tool's line kept after it, then nobody's",
+            );
+            assert.equal(existsSync(join(SHARED_SIDECAR_DIRECTORY, sidecarNameFor(file, NOBODY.uid))), false);
+        });
+
         it("lets a writer of another user finish a write a crash cut short there", () => {
             const sidecar = join(SHARED_SIDECAR_DIRECTORY, sidecarNameFor(file, NOBODY.uid));
             crashed(torn, sidecar);
