@@ -156,9 +156,9 @@ describe("the layout of provider/", () => {
         assert.deepEqual(long, []);
     });
 
-    it("reads a system error's code through codeOf only (shared/files/errno.ts), never by a cast", () => {
+    it("reads a system error's code through codeOf only (shared/files/errno.ts), never by a cast or a typed catch", () => {
         const casts = sources(PROVIDER).flatMap((file) =>
-            /as NodeJS\.ErrnoException[^)]*\)\??\.code/.test(readFileSync(file, "utf8"))
+            /as NodeJS\.ErrnoException|\(\w+: NodeJS\.ErrnoException\)/.test(readFileSync(file, "utf8"))
                 ? [relative(PROVIDER, file)]
                 : [],
         );

@@ -83,7 +83,7 @@ export function startImport(stack: string, place: PulumiPlace): PendingImport {
     );
     // A CLI that exits before reading its input makes the write fail with EPIPE: the exit says why.
     child.stdin.on("error", () => undefined);
-    const spawnFailed = once(child, "error").then(([error]) => error as NodeJS.ErrnoException);
+    const spawnFailed = once(child, "error").then(([error]) => error as Error);
     let settled = false;
     return {
         async commit(exported) {

@@ -7,6 +7,7 @@
 // started is found again by the next `pulumi up`: the create token or natural key, the dead lock holder.
 
 import { connect } from "node:net";
+import { codeOf } from "./files/errno";
 
 /** How often the engine's address is probed; the probe is one TCP connect, closed at once. */
 const PROBE_INTERVAL_MS = 2_000;
@@ -48,8 +49,8 @@ export function exitWhenEngineGone(
     if (watching) return;
     watching = true;
     for (const stream of [process.stdout, process.stderr]) {
-        stream.on("error", (error: NodeJS.ErrnoException) => {
-            if (error.code === "EPIPE") process.exit(1);
+        stream.on("error", (error: unknown) => {
+            if (codeOf(error) === "EPIPE") process.exit(1);
         });
     }
     const target = parseAddress(engineAddress);

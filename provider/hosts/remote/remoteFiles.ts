@@ -143,8 +143,8 @@ export class RemoteFiles implements HostsFileAccess {
     async recover(real: string): Promise<boolean> {
         const sftp = await this.files();
         const sidecar = sidecarPathFor(real);
-        const bytes = await sftp.readAll(sidecar).catch((error: NodeJS.ErrnoException) => {
-            if (error.code === "ENOENT") return undefined;
+        const bytes = await sftp.readAll(sidecar).catch((error: unknown) => {
+            if (codeOf(error) === "ENOENT") return undefined;
             throw error;
         });
         if (bytes === undefined) return false;

@@ -5,6 +5,7 @@
 
 import type { InputAttributes, SFTPWrapper, Stats } from "ssh2";
 import { codeOf } from "../../shared/files/errno";
+import { messageOf } from "../../shared/text";
 
 /** SFTP status codes (draft-ietf-secsh-filexfer-02, section 7). */
 const NO_SUCH_FILE = 2;
@@ -81,9 +82,9 @@ export class Sftp {
             const chunk = Buffer.alloc(READ_CHUNK);
             const read = await this.call<number>(path, (done) =>
                 this.sftp.read(handle, chunk, 0, READ_CHUNK, position, (error, bytesRead) => done(error, bytesRead)),
-            ).catch((error: NodeJS.ErrnoException) => {
-                // The end of the file is an EOF status, which ssh2 reports as an error without a code.
-                if (/EOF|end of file/i.test(error.message) || (error as { code?: unknown }).code === 1) return 0;
+            ).catch((error: unknown) => {
+                // The end of the file is an EOF status (SFTP status 1), which ssh2 reports as an error.
+                if (/EOF|end of file/i.test(messageOf(error)) || codeOf(error) === "1") return 0;
                 throw error;
             });
             if (read === 0) break;
