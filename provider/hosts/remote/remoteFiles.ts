@@ -87,6 +87,8 @@ export class RemoteFiles implements HostsFileAccess {
         const sftp = await this.files();
         const existing = await sftp.statIfAny(real);
         if (existing) regularOrThrow(real, existing);
+        // As locally: an empty file may be a tool's rewrite between its truncation and its write.
+        if (existing?.size === 0) return this.writeInPlace(sftp, real, data, guards);
         const temporary = this.temporaryFor(real);
         const mode = existing ? existing.mode & 0o7777 : 0o644;
         let written = false;

@@ -74,7 +74,7 @@ export { fileSignatureSync, signatureOf } from "./signature";
 /**
  * Replaces the content of `target` (a real path, symlinks already resolved) with `data`. Creates the file
  * (mode 0644) when it does not exist. Keeps mode and owner, and ACLs and extended attributes (by writing
- * in place where the file has them). Throws the underlying error when neither the rename nor the
+ * in place where the file has them, or is empty). Throws the underlying error when neither the rename nor the
  * in-place write is possible, or the file may not be written (EACCES); the file is then unchanged.
  *
  * `guards` are checked as late as possible, after the new bytes are on disk and just before they replace
@@ -85,7 +85,10 @@ export function writeFileAtomicSync(target: string, data: Uint8Array, guards: Wr
     if (existing) {
         // Refused as `echo >> file` is, rather than replaced behind the permission by a rename.
         accessSync(target, constants.W_OK);
-        if (hasExtendedAttributes(target)) return writeInPlace(target, data, guards);
+        // An empty file may be a tool's rewrite between its truncation and its write (`cat new > file`):
+        // replaced, the tool's write would go into the file our rename took away, and its whole content
+        // with it. Written in place, that write lands over ours instead, and nothing of the file is lost.
+        if (existing.size === 0n || hasExtendedAttributes(target)) return writeInPlace(target, data, guards);
     }
     const temporary = join(dirname(target), temporaryName(basename(target)));
     let fd: number | undefined;

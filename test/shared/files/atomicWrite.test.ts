@@ -181,6 +181,28 @@ describe("atomic write", () => {
         assert.deepEqual(await readdir(temp.dir), ["hosts"], "no temporary file left");
     });
 
+    it("writes an empty file in place, so a tool's rewrite between its truncation and its write loses nothing", async () => {
+        // `cat new > hosts`: the tool truncates, and writes a moment later. We read the empty file and
+        // write our line; then the tool's write lands. Had we replaced the file by rename, the tool's
+        // write would have gone into the file our rename took away, with all it held.
+        const theirs = "127.0.0.1\tlocalhost\n# the whole file, as the tool writes it back\n";
+        const tool = openSync(target, "w");
+        try {
+            const read = signatureOf(statSync(target, { bigint: true }));
+            const outcome = writeFileAtomicSync(target, Buffer.from("10.0.0.1\tours.test\n"), { unchangedSince: read });
+            assert.equal(outcome.method, "in-place");
+            writeSync(tool, theirs);
+        } finally {
+            closeSync(tool);
+        }
+        assert.equal(
+            await readFile(target, "utf8"),
+            theirs,
+            "the tool's content whole (ours, read before it, is its to drop)",
+        );
+        assert.deepEqual(await readdir(temp.dir), ["hosts"], "no temporary file or journal left");
+    });
+
     it("writes nothing when the lock is lost just before the rename", async () => {
         const lost = () => {
             throw new LockLostError("the lock");
