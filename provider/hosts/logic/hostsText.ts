@@ -55,22 +55,20 @@ export class NewlineCounter {
 }
 
 /**
- * The first NUL byte of `text` that shares its line with other bytes (a line ending aside), or -1. A line
- * of nothing but NUL bytes is what a tool that rewrites the file in place without its lock leaves beside
- * an in-place write of ours, which must cut the file to its length: a read of the tool's while the cut
- * runs copies the zeros the kernel leaves in the cut page (the read took the longer length), and a
- * rewrite of the tool's shorter than our content, landing between our look at the length and the cut,
- * is extended by the cut with zeros (no system call cuts only a longer file). Resolvers read such a line
- * as empty, so it is kept as any other foreign line; a NUL among other bytes means the file is not text.
+ * The first NUL byte of `text` that follows other bytes on its line, or -1. NUL bytes at a line's start
+ * are what a tool that rewrites the file in place without its lock leaves beside an in-place write of
+ * ours, which must cut the file to its length: a read of the tool's while the cut runs copies the zeros
+ * the kernel leaves in the cut page (the read took the longer length), and a rewrite of the tool's shorter
+ * than our content, landing between our look at the length and the cut, is extended by the cut with zeros
+ * (no system call cuts only a longer file); a line appended next (`echo >>`) then follows the zeros on
+ * their line. Resolvers read a line only up to its first NUL, so such a line is empty to them, and it is
+ * kept as any other foreign line (refusing it would lock every writer out). A NUL after other bytes of
+ * its line means the file is not text (a binary file named by mistake).
  */
 export function nulAmongText(text: string): number {
-    for (let at = text.indexOf("\0"); at >= 0; ) {
+    for (let at = text.indexOf("\0"); at >= 0; at = text.indexOf("\0", at + 1)) {
         const start = at === 0 ? 0 : text.lastIndexOf("\n", at - 1) + 1;
-        const newline = text.indexOf("\n", at);
-        const end = newline < 0 ? text.length : newline;
-        const bare = text.charCodeAt(end - 1) === 13 && end - 1 > start ? end - 1 : end;
-        for (let i = start; i < bare; i++) if (text.charCodeAt(i) !== 0) return at;
-        at = newline < 0 ? -1 : text.indexOf("\0", newline);
+        for (let i = start; i < at; i++) if (text.charCodeAt(i) !== 0) return at;
     }
     return -1;
 }

@@ -356,9 +356,8 @@ describe("HostsDocument", () => {
             }
         });
 
-        it("refuses a file with a NUL byte among a line's other bytes, naming the line it is on", () => {
+        it("refuses a file with a NUL byte after other bytes of its line, naming the line it is on", () => {
             const cases: [string, number][] = [
-                ["\0 10.0.0.9 x\n", 1],
                 ["10.0.0.1 a\n10.0.0.2 b\0\n", 2],
                 [`${BOM}# x\r\n\r\n10.0.0.3\0 c`, 3],
                 ["10.0.0.1 a\n\0\0\n\0\0x\0\n", 3],
@@ -382,6 +381,20 @@ describe("HostsDocument", () => {
                         error.message.includes("nothing but NUL bytes") &&
                         error.message.includes("check the path"),
                 );
+            }
+        });
+
+        // An appender's line after such zeros shares their line (the multi-writer suite: refused, that line
+        // locked every writer out). Resolvers read a line up to its first NUL: empty, not an entry.
+        it("keeps a line whose NUL bytes lead it, text after them, byte for byte, and reads it as no entry", () => {
+            const glued = `${"\0".repeat(12)}10.0.0.9\tappended.test`;
+            for (const before of [`10.0.0.1\ta\n${glued}\n`, `\0 10.0.0.9 x\n10.0.0.1\ta\n`]) {
+                const after = edited(Buffer.from(before, "latin1"), (doc) => {
+                    assert.equal(readEntry(doc, { family: "ipv4", name: "appended.test" }), undefined);
+                    assert.equal(readEntry(doc, { family: "ipv4", name: "x" }), undefined);
+                    createEntry(doc, { address: "10.0.0.3", names: ["c"] }, { adopt: false, file: FILE });
+                });
+                assert.equal(after.toString("latin1"), `${before}10.0.0.3\tc\n`);
             }
         });
 
