@@ -95,8 +95,8 @@ export function writeWithSidecar(fd: number, previous: Uint8Array, data: Uint8Ar
     }
     writeAll(fd, data, 0);
     fsyncSync(fd);
-    const current = readAll(fd);
     const written = Buffer.concat([record.data, record.previous.subarray(data.length)]);
+    const current = readWithWholeTail(fd, written.length);
     // A writer that ignores locks appended since the check above (`echo >>` lands past the old end, after
     // what we wrote over): keep what it appended after our content, rather than leave our write half done.
     // This writer knows its content went in, so it does not ask finishedContent: recovering from a crash,
@@ -176,6 +176,19 @@ export function hasSidecar(target: string): boolean {
             return false;
         }
     });
+}
+
+/**
+ * The open file's content, read again (a few times at most) while what lies past `from` ends mid-line:
+ * another tool's append that crosses a page is seen half done by a read in between, and keeping half of
+ * it would cut its end off with the cut to length.
+ */
+function readWithWholeTail(fd: number, from: number): Buffer {
+    let current = readAll(fd);
+    for (let read = 0; read < 5 && current.length > from && current[current.length - 1] !== 0x0a; read++) {
+        current = readAll(fd);
+    }
+    return current;
 }
 
 function startsWith(bytes: Buffer, prefix: Buffer): boolean {

@@ -8,7 +8,16 @@
 // Through the store, a read or an edit finishes the write first.
 
 import { strict as assert } from "node:assert";
-import { chmodSync, chownSync, closeSync, existsSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import {
+    appendFileSync,
+    chmodSync,
+    chownSync,
+    closeSync,
+    existsSync,
+    openSync,
+    readFileSync,
+    writeFileSync,
+} from "node:fs";
 import { chmod } from "node:fs/promises";
 import { join } from "node:path";
 import { HostsFileStore } from "../../../provider/hosts/io/hostsFileStore";
@@ -164,6 +173,42 @@ describe("in-place writes with a sidecar, on real files", () => {
         }
         assert.ok(readFileSync(file).equals(data));
         assert.equal(existsSync(sidecarPathFor(file)), false);
+    });
+
+    it("keeps a line another tool was appending while the write read the file back, whole", () => {
+        // A shrinking write reads the file back to keep what was appended after its content, then cuts
+        // the file to length. An append that crosses a page is seen half done by a read in between; kept
+        // half, the cut took its end off, and the next append followed on its line (multi-writer suite).
+        const shrunk = Buffer.from(`127.0.0.1\tlocalhost\n# mine\n${lines(0, 2)}`);
+        writeFileSync(file, previous);
+        const fd = openSync(file, "r+");
+        const fs = require("node:fs") as typeof import("node:fs");
+        const { fsyncSync, readSync } = fs;
+        let stage = 0;
+        (fs as { fsyncSync: unknown }).fsyncSync = (descriptor: number) => {
+            fsyncSync(descriptor);
+            if (descriptor === fd && stage === 0) {
+                stage = 1;
+                appendFileSync(file, "10.0.0.9\tappended.te"); // the append, half done
+            }
+        };
+        (fs as { readSync: unknown }).readSync = (...args: Parameters<typeof readSync>) => {
+            const read = readSync(...args);
+            if (args[0] === fd && stage === 1 && read === 0) {
+                stage = 2;
+                appendFileSync(file, "st\n"); // and its end, once a read of the whole file is done
+            }
+            return read;
+        };
+        try {
+            writeWithSidecar(fd, previous, shrunk, file);
+        } finally {
+            (fs as { fsyncSync: unknown }).fsyncSync = fsyncSync;
+            (fs as { readSync: unknown }).readSync = readSync;
+            closeSync(fd);
+        }
+        assert.equal(stage, 2, "the append landed in two parts around a read");
+        assert.equal(readFileSync(file, "latin1"), `${shrunk.toString("latin1")}10.0.0.9\tappended.test\n`);
     });
 
     it("writes nothing while another sidecar is beside the file: a write under way (its writer lost the lock while stopped)", () => {
