@@ -192,6 +192,8 @@ export class RemoteFiles implements HostsFileAccess {
             if (again.equals(theirs)) break;
             theirs = again;
         }
+        // Emptied: a tool's rewrite between its truncation and its write; as locally, ours stays.
+        if (theirs.length === 0) return;
         const temporary = this.temporaryFor(real);
         const mode = existing.mode & 0o7777;
         const handle = await sftp.open(temporary, "wx", mode);

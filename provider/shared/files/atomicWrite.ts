@@ -147,7 +147,7 @@ function openReplaced(target: string): number | undefined {
  * After our rename: if the file we replaced (`replaced`, read as `readAs`) was written meanwhile, by a
  * writer that ignores locks and held it open (an append, a tool rewriting it in place), that write went
  * into a file no longer there. Its content is put back in place, and FileChangedError makes the caller
- * redo its edits on it: the tool's write is not lost to ours.
+ * redo its edits on it: the tool's write is not lost to ours. A file it emptied is not put back (see below).
  */
 function putBackWhatWasWrittenInto(replaced: number, target: string, readAs: string): void {
     if (fileSignatureSync(replaced) === readAs) return;
@@ -158,6 +158,10 @@ function putBackWhatWasWrittenInto(replaced: number, target: string, readAs: str
         if (again.equals(theirs)) break;
         theirs = again;
     }
+    // Emptied: a tool's rewrite between its truncation and its write (`cat new > hosts`). Its write will
+    // land in the file our rename took away, out of reach; put back, the empty file would take everything
+    // with it (the multi-writer suite lost a whole base file so). Ours stays: only that tool's change is lost.
+    if (theirs.length === 0) return;
     const temporary = join(dirname(target), temporaryName(basename(target)));
     const info = fstatSync(replaced, { bigint: true });
     const fd = openSync(temporary, "wx", Number(info.mode & 0o7777n));

@@ -203,6 +203,27 @@ describe("atomic write", () => {
         assert.deepEqual(await readdir(temp.dir), ["hosts"], "no temporary file or journal left");
     });
 
+    it("keeps its content when the file it replaced was emptied meanwhile (a tool's rewrite, truncated, not yet written)", async () => {
+        // The tool truncates after our last check and writes after our rename: its write goes into the
+        // file our rename took away. Putting that file back, empty, would lose everything.
+        const read = signatureOf(statSync(target, { bigint: true }));
+        let tool: number | undefined;
+        const truncates = (): void => {
+            tool = openSync(target, "w");
+        };
+        try {
+            const outcome = writeFileAtomicSync(target, Buffer.from("old\nours\n"), {
+                unchangedSince: read,
+                beforeCommit: truncates,
+            });
+            assert.equal(outcome.method, "rename");
+        } finally {
+            if (tool !== undefined) closeSync(tool);
+        }
+        assert.equal(await readFile(target, "utf8"), "old\nours\n");
+        assert.deepEqual(await readdir(temp.dir), ["hosts"], "no temporary file left");
+    });
+
     it("writes nothing when the lock is lost just before the rename", async () => {
         const lost = () => {
             throw new LockLostError("the lock");
