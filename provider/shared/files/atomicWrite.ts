@@ -158,9 +158,12 @@ function putBackWhatWasWrittenInto(replaced: number, target: string, readAs: str
         if (again.equals(theirs)) break;
         theirs = again;
     }
-    // Emptied: a tool's rewrite between its truncation and its write (`cat new > hosts`). Its write will
-    // land in the file our rename took away, out of reach; put back, the empty file would take everything
-    // with it (the multi-writer suite lost a whole base file so). Ours stays: only that tool's change is lost.
+    // Shorter than it was read: truncated by a tool that rewrites it in place (`cat new > hosts`), whose
+    // write may not have landed yet (what another tool appends meanwhile lands first). Put back then, it
+    // would take everything with it (the multi-writer suite lost a whole base file so): wait for it.
+    if (theirs.length < Number(readAs.split(":")[2])) theirs = settled(replaced, theirs);
+    // Still empty: the tool's write, if any, lands in the file our rename took away, out of reach. Ours
+    // stays: only that tool's change is lost.
     if (theirs.length === 0) return;
     const temporary = join(dirname(target), temporaryName(basename(target)));
     const info = fstatSync(replaced, { bigint: true });
@@ -180,6 +183,23 @@ function putBackWhatWasWrittenInto(replaced: number, target: string, readAs: str
     renameSync(temporary, target);
     syncDirectory(dirname(target));
     throw new FileChangedError(target, true);
+}
+
+/** How long (ms) a replaced file being rewritten must stay unchanged to count as written, and the longest wait. */
+const REWRITE_SETTLED_MS = 5;
+const REWRITE_WAIT_MS = 100;
+const SLEEPER = new Int32Array(new SharedArrayBuffer(4));
+
+/** The content of `fd` once it stayed unchanged for REWRITE_SETTLED_MS (or REWRITE_WAIT_MS passed), from `current`. */
+function settled(fd: number, current: Buffer): Buffer {
+    let content = current;
+    for (let waited = 0, stable = 0; waited < REWRITE_WAIT_MS && stable < REWRITE_SETTLED_MS; waited++) {
+        Atomics.wait(SLEEPER, 0, 0, 1);
+        const again = readAll(fd);
+        stable = again.equals(content) ? stable + 1 : 0;
+        content = again;
+    }
+    return content;
 }
 
 /**

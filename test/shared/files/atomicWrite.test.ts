@@ -224,6 +224,47 @@ describe("atomic write", () => {
         assert.deepEqual(await readdir(temp.dir), ["hosts"], "no temporary file left");
     });
 
+    it("waits for a tool that truncated the file it replaced to write it, and puts that back", async () => {
+        // The tool truncates after our last check and writes a moment after our rename, into the file the
+        // rename took away: that write is waited for and put back, not the empty file, nor nothing.
+        const theirs = "old\n10.0.0.9\ttheirs.test\n";
+        const fs = require("node:fs") as typeof import("node:fs");
+        const { renameSync, readSync } = fs;
+        let tool: number | undefined;
+        let renamed = false;
+        let reads = 0;
+        (fs as { renameSync: unknown }).renameSync = (from: string, to: string) => {
+            renameSync(from, to);
+            if (to === target) renamed = true;
+        };
+        (fs as { readSync: unknown }).readSync = (...args: Parameters<typeof readSync>) => {
+            if (renamed && ++reads === 4) writeSync(tool as number, theirs); // after our first looks at it
+            return readSync(...args);
+        };
+        const read = signatureOf(statSync(target, { bigint: true }));
+        try {
+            assert.throws(
+                () =>
+                    writeFileAtomicSync(target, Buffer.from("old\nours\n"), {
+                        unchangedSince: read,
+                        beforeCommit: () => {
+                            tool = openSync(target, "w");
+                        },
+                    }),
+                FileChangedError,
+            );
+        } finally {
+            (fs as { renameSync: unknown }).renameSync = renameSync;
+            (fs as { readSync: unknown }).readSync = readSync;
+            if (tool !== undefined) closeSync(tool);
+        }
+        assert.equal(
+            await readFile(target, "utf8"),
+            theirs,
+            "the tool's rewrite put back, for our edits to be redone on",
+        );
+    });
+
     it("writes nothing when the lock is lost just before the rename", async () => {
         const lost = () => {
             throw new LockLostError("the lock");
