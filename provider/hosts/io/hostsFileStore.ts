@@ -348,10 +348,13 @@ function located(location: HostsFileLocation): { file: string; access: HostsFile
     return typeof location === "string" ? { file: location, access: localFiles } : location;
 }
 
-/** Whether a failed write's content was in the file for a moment before it was undone (FileChangedError's `shown`). */
+/**
+ * Whether a failed write's content was in the file for a moment before it was undone: the `shown` of the
+ * FileChangedError that `write` wrapped in its HostsFileError.
+ */
 function wasShown(error: unknown): boolean {
     const cause = error instanceof Error ? error.cause : undefined;
-    return (error instanceof FileChangedError && error.shown) || (cause instanceof FileChangedError && cause.shown);
+    return cause instanceof FileChangedError && cause.shown;
 }
 
 /** Runs an operation on the document now; its answer is given later, by `answerAll`. */

@@ -119,7 +119,9 @@ export function writeFileAtomicSync(target: string, data: Uint8Array, guards: Wr
                 throw error;
             }
             syncDirectory(dirname(target));
-            if (replaced !== undefined) putBackWhatWasWrittenInto(replaced, target, guards.unchangedSince as string);
+            if (replaced !== undefined && existing) {
+                putBackWhatWasWrittenInto(replaced, target, guards.unchangedSince as string, existing.size);
+            }
         } finally {
             if (replaced !== undefined) closeQuietly(replaced);
         }
@@ -144,12 +146,12 @@ function openReplaced(target: string): number | undefined {
 }
 
 /**
- * After our rename: if the file we replaced (`replaced`, read as `readAs`) was written meanwhile, by a
- * writer that ignores locks and held it open (an append, a tool rewriting it in place), that write went
- * into a file no longer there. Its content is put back in place, and FileChangedError makes the caller
+ * After our rename: if the file we replaced (`replaced`, read as `readAs`, `readSize` bytes) was written
+ * meanwhile, by a writer that ignores locks and held it open (an append, a tool rewriting it in place),
+ * that write went into a file no longer there. Its content is put back in place, and FileChangedError makes the caller
  * redo its edits on it: the tool's write is not lost to ours. A file it emptied is not put back (see below).
  */
-function putBackWhatWasWrittenInto(replaced: number, target: string, readAs: string): void {
+function putBackWhatWasWrittenInto(replaced: number, target: string, readAs: string, readSize: bigint): void {
     if (fileSignatureSync(replaced) === readAs) return;
     let theirs = readAll(replaced);
     // Let a write still going into it finish: read until two reads agree (a few times at most).
@@ -161,7 +163,7 @@ function putBackWhatWasWrittenInto(replaced: number, target: string, readAs: str
     // Shorter than it was read: truncated by a tool that rewrites it in place (`cat new > hosts`), whose
     // write may not have landed yet (what another tool appends meanwhile lands first). Put back then, it
     // would take everything with it (the multi-writer suite lost a whole base file so): wait for it.
-    if (theirs.length < Number(readAs.split(":")[2])) theirs = settled(replaced, theirs);
+    if (BigInt(theirs.length) < readSize) theirs = settled(replaced, theirs);
     // Still empty: the tool's write, if any, lands in the file our rename took away, out of reach. Ours
     // stays: only that tool's change is lost.
     if (theirs.length === 0) return;
