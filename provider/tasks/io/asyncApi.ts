@@ -5,9 +5,10 @@
 import { followOperation } from "../client/followOperation";
 import { doublingWaitMs, nextWait, type PollSchedule } from "../client/pollSchedule";
 import type { TaskApiClient, TaskApiResponse } from "../client/taskApiClient";
+import { DeletionUnderWayError } from "../errors/deletionUnderWayError";
 import { TaskApiContractError } from "../errors/taskApiContractError";
 import { TaskApiError } from "../errors/taskApiError";
-import type { AsyncSpec } from "../logic/asyncSpec";
+import { type AsyncSpec, beingDeleted } from "../logic/asyncSpec";
 import type { TaskProcessContext } from "../processContext";
 import type {
     ErrorMeaning,
@@ -30,6 +31,9 @@ const MAX_LOOKUP_PAGES = 50;
 
 /** How many reads a result that lags behind its operation gets before the read is taken as the truth. */
 const SETTLE_LOOKS = 6;
+
+/** The longest wait between two looks at a resource being deleted (a step of the doubling schedule). */
+const DELETION_LOOK_STEP_LIMIT = 16;
 
 /** A record read from the API: its API id and the record itself. */
 export interface Found {
@@ -174,6 +178,39 @@ export class AsyncApi {
             value = await read();
         }
         return value;
+    }
+
+    /**
+     * What `read` finds once no deletion is under way: a record being deleted (an interrupted destroy's
+     * DELETE that landed after all, another client's) is read again, after the poll schedule's doubling
+     * waits, until it is gone (undefined) or back at rest (its deletion failed). Read as present, it
+     * would stay in the stack's state and vanish later; read as gone at once, a failed deletion would
+     * leave it unknown to the stack. `operation` names the wait in the error when the deadline comes first.
+     */
+    async present(
+        read: () => Promise<Found | undefined>,
+        deadline: Deadline,
+        operation: string,
+    ): Promise<Found | undefined> {
+        const startedAt = this.context.clock();
+        let found = await read();
+        for (let look = 0; found !== undefined && beingDeleted(this.spec, found.record); look++) {
+            const left = deadline.at - this.context.clock();
+            if (left <= 0)
+                throw new DeletionUnderWayError(
+                    this.spec.label,
+                    found.id,
+                    operation,
+                    this.context.clock() - startedAt,
+                    deadline.setting,
+                );
+            if (look === 0)
+                this.context.report(`${this.spec.label}: being deleted at the API; waiting for that to end`);
+            const wait = doublingWaitMs(Math.min(look, DELETION_LOOK_STEP_LIMIT), this.schedule);
+            await this.context.sleep(Math.min(wait, left), this.context.signal);
+            found = await read();
+        }
+        return found;
     }
 
     /**

@@ -72,7 +72,11 @@ export class AsyncLifecycle {
         const api = this.apiFor(props);
         const deadline = this.deadline("read", props, DEFAULT_READ_TIMEOUT_MS);
         const byId = props.resourceId !== undefined && !api.spec.rules?.readsByKey;
-        const found = byId ? await api.get(props.resourceId as string, deadline) : await api.lookUp(deadline);
+        const found = await api.present(
+            () => (byId ? api.get(props.resourceId as string, deadline) : api.lookUp(deadline)),
+            deadline,
+            "the read",
+        );
         if (!found) {
             // A create not resolved yet (its outcome unknown, or its operation not seen to its end) stays on
             // record until an `up` resolves it: dropped, it could still make the resource (a create in
@@ -107,7 +111,8 @@ export class AsyncLifecycle {
     async create(inputs: RawAsyncInputs): Promise<{ id: string; outs: AsyncResourceOutputs }> {
         const api = this.apiFor(inputs);
         const deadline = this.deadline("create", inputs);
-        const found = await api.lookUp(deadline);
+        // A deletion of the natural key under way ends before anything is sent: its resource is not this one.
+        const found = await api.present(() => api.lookUp(deadline), deadline, "the create");
         const keyed = inputs.createToken !== undefined && api.spec.dialect.tokenReplaysCreate;
         // With a resource holding the natural key, a create is sent (to replay the token, which tells
         // whether it is ours) only where the API cannot make a second one with that key (the key names
@@ -131,7 +136,7 @@ export class AsyncLifecycle {
             const resumed = resumedInputs(olds, news);
             const found = await this.keeping(keep, async () => {
                 if (olds.operation) await this.followQuietly(api, olds.operation, deadline);
-                return api.lookUp(deadline);
+                return api.present(() => api.lookUp(deadline), deadline, "the update");
             });
             const outs = await this.creates.createOrFollow(
                 this.apiFor(resumed),
@@ -148,7 +153,7 @@ export class AsyncLifecycle {
         if ((olds.tainted && news.untaint) || olds.resourceId === undefined) {
             current = await this.keeping(keep, async () => {
                 if (olds.operation) await this.followQuietly(api, olds.operation, deadline);
-                return api.lookUp(deadline);
+                return api.present(() => api.lookUp(deadline), deadline, "the update");
             });
             if (!current) {
                 this.report(`${api.spec.label}: not found at the API; creating it again`);
@@ -161,7 +166,7 @@ export class AsyncLifecycle {
                     () => this.followQuietly(api, olds.operation as PendingOperation, deadline),
                     olds.operation,
                 );
-            current = await api.get(olds.resourceId, deadline);
+            current = await api.present(() => api.get(olds.resourceId as string, deadline), deadline, "the update");
             if (!current) throw new ResourceMissingError(api.spec.label, olds.resourceId);
         }
         let broken = brokenReason(api.spec, current.record);

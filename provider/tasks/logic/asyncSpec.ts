@@ -78,6 +78,8 @@ export interface KindRules {
     recordError(record: unknown, method: string, path: string): Error | undefined;
     /** Why a record shows the resource beyond repair (tainted: the next up replaces it), or undefined. */
     brokenReason(record: unknown): string | undefined;
+    /** Whether a record shows the resource being deleted (see Dialect's beingDeleted). */
+    beingDeleted(record: unknown): boolean;
     /** Why an existing resource may not be adopted as the program's, or undefined: then it is taken as it is. */
     adoptRefusal(body: Record<string, unknown>, record: unknown, id: string): Error | undefined;
     /** The body of an update: what may change in place. */
@@ -91,6 +93,11 @@ export interface KindRules {
 /** Why a record shows the resource beyond what it should be (its kind's rule, else its dialect's), or undefined. */
 export function brokenReason(spec: AsyncSpec, record: unknown): string | undefined {
     return spec.rules ? spec.rules.brokenReason(record) : spec.dialect.brokenReason?.(record);
+}
+
+/** Whether a record shows the resource being deleted (its kind's rule, else its dialect's). */
+export function beingDeleted(spec: AsyncSpec, record: unknown): boolean {
+    return spec.rules ? spec.rules.beingDeleted(record) : (spec.dialect.beingDeleted?.(record) ?? false);
 }
 
 /** The body as a record of the resource shows it: by its kind's rule, else value by value (bodyAsRecorded). */

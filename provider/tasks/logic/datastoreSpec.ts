@@ -104,6 +104,7 @@ function datastoreRules(label: string): KindRules {
         recordError: recordError,
         brokenReason: (record) =>
             (record as DatastoreRecord).state === "ERROR" ? `${label} is in state ERROR at the API` : undefined,
+        beingDeleted: (record) => (record as DatastoreRecord).state === "DELETING",
         adoptRefusal: (body, record, id) => {
             const request = body as unknown as CreateDatastoreRequest;
             const found = record as DatastoreRecord;

@@ -181,7 +181,6 @@ export function assertOnlyInsideTheCollections(api: HostileApi): void {
     }
 }
 
-/** What a lifecycle under test reported, and the abort controller of its context. */
 /** The Datastore's operations, as the provider runs them, called as the engine calls them. */
 export interface DatastoreOperations {
     create(inputs: DatastoreInputs): Promise<{ id: string; outs: DatastoreOutputs }>;
@@ -190,6 +189,7 @@ export interface DatastoreOperations {
     delete(id: string, props: DatastoreOutputs): Promise<void>;
 }
 
+/** A lifecycle under test, what it reported, and the abort controller of its context. */
 export interface LifecycleUnderTest {
     readonly lifecycle: DatastoreOperations;
     readonly reports: string[];

@@ -112,6 +112,11 @@ export function azureArmDialect(): Dialect {
                 ? `its provisioningState is ${view.status} at the API`
                 : undefined;
         },
+        // ARM's RPC names Deleting among the non-terminal provisioning states of an async DELETE.
+        beingDeleted: (record) => {
+            const state = select(record, PROVISIONING_STATE);
+            return typeof state === "string" && oneOf(state, ["Deleting"]);
+        },
         meaning: armMeaning,
     };
 }

@@ -143,6 +143,12 @@ export interface Dialect {
      * it, or, with `untaint`, sends its body again (an idempotent PUT retries the provisioning).
      */
     brokenReason?(record: unknown): string | undefined;
+    /**
+     * Whether a record shows the resource being deleted (ARM's provisioningState Deleting): it is gone
+     * once that deletion ends, or back at rest if it fails, so it is waited out, never read as the
+     * resource. Absent: no record says so.
+     */
+    beingDeleted?(record: unknown): boolean;
     /** The resource in an answer to `read` (Cloud Control wraps it; most APIs answer it as is). */
     record(answer: HttpAnswer): unknown;
     /**

@@ -184,6 +184,15 @@ describe("dialects", () => {
             );
         });
 
+        it("says a resource whose provisioningState is Deleting (any case) is being deleted, and no other", () => {
+            const inState = (provisioningState?: string) => ({ id: "/widgets/w1", properties: { provisioningState } });
+            assert.equal(dialect.beingDeleted?.(inState("Deleting")), true);
+            assert.equal(dialect.beingDeleted?.(inState("deleting")), true);
+            for (const other of ["Succeeded", "Creating", "Updating", "Failed", "Canceled", undefined])
+                assert.equal(dialect.beingDeleted?.(inState(other)), false, String(other));
+            assert.equal(dialect.beingDeleted?.(undefined), false);
+        });
+
         it("takes a DELETE answered 200 or 204 as done", () => {
             for (const status of [200, 204]) {
                 const done = dialect.submitted("delete", answer(status), NOW);
