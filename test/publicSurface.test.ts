@@ -45,6 +45,7 @@ const SURFACE = {
         "DatastoreMissingError",
         "DatastoreOperationError",
         "DeleteUnconfirmedError",
+        "DeletionUnderWayError",
         "MalformedResponseError",
         "OperationFailedError",
         "OperationWaitError",

@@ -19,6 +19,7 @@ import { AsyncApiTokenError } from "./errors/asyncApiTokenError";
 import { AsyncResourceDefinitionError } from "./errors/asyncResourceDefinitionError";
 import { AsyncApi } from "./io/asyncApi";
 import { AsyncLifecycle } from "./io/asyncLifecycle";
+import { type SentCreates, sentCreatesIn } from "./io/sentCreates";
 import { checkAsyncResource } from "./logic/asyncCheck";
 import { specOf } from "./logic/asyncSpec";
 import { diffAsyncResource, type RawAsyncInputs } from "./logic/asyncState";
@@ -33,6 +34,8 @@ const CLOUD_CONTROL_SIGNING_NAME = "cloudcontrolapi";
 export class AsyncResourceProvider implements dynamic.ResourceProvider<AsyncResourceInputs, AsyncResourceOutputs> {
     private request: dynamic.ConfigureRequest | undefined;
     private settings: TaskApiSettings;
+    /** The keyed creates this user's processes sent and did not see end (sentCreates.ts). */
+    private readonly sent: SentCreates;
     private readonly clients = new Map<string, TaskApiClient>();
     private readonly lifecycle: AsyncLifecycle;
 
@@ -43,6 +46,7 @@ export class AsyncResourceProvider implements dynamic.ResourceProvider<AsyncReso
         private readonly fetch: typeof globalThis.fetch = globalThis.fetch,
     ) {
         this.settings = settingsFrom(undefined, env);
+        this.sent = sentCreatesIn(env, context.report);
         this.lifecycle = new AsyncLifecycle(
             (inputs) => this.apiFor(inputs),
             context.clock,
@@ -51,6 +55,7 @@ export class AsyncResourceProvider implements dynamic.ResourceProvider<AsyncReso
             context.report,
             this.settings.schedule,
             context.engineCall,
+            this.sent,
         );
     }
 

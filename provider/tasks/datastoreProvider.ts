@@ -18,6 +18,7 @@ import {
 import { PartialStateError } from "./errors/partialStateError";
 import { AsyncApi } from "./io/asyncApi";
 import { AsyncLifecycle } from "./io/asyncLifecycle";
+import { type SentCreates, sentCreatesIn } from "./io/sentCreates";
 import { checkDatastore } from "./logic/datastoreCheck";
 import { diffDatastore } from "./logic/datastoreDiff";
 import { datastoreSpec, datastoreState, engineInputs, engineState } from "./logic/datastoreSpec";
@@ -29,6 +30,8 @@ import { settingsFrom, type TaskApiSettings } from "./taskApiSettings";
 /** Implements `pulumi-nodejs:dynamic/tasks:Datastore`. */
 export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInputs, DatastoreOutputs> {
     private settings: TaskApiSettings;
+    /** The keyed creates this user's processes sent and did not see end (sentCreates.ts). */
+    private readonly sent: SentCreates;
     private client: TaskApiClient | undefined;
 
     /** `connect` builds the task API client once the settings are known (see tasksRuntime.ts). */
@@ -38,6 +41,7 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
         private readonly connect: (settings: TaskApiSettings) => TaskApiClient,
     ) {
         this.settings = settingsFrom(undefined, env);
+        this.sent = sentCreatesIn(env, context.report);
     }
 
     /** Takes the stack's task API settings (URL, token); the client is built again on first use, nothing is sent. */
@@ -134,6 +138,7 @@ export class DatastoreProvider implements dynamic.ResourceProvider<DatastoreInpu
             this.context.report,
             this.settings.schedule,
             this.context.engineCall,
+            this.sent,
         );
         try {
             return await work(lifecycle, () => lastTask);

@@ -26,6 +26,7 @@ export {
     DeleteUnconfirmedError,
     DeleteUnconfirmedError as DatastoreDeleteUnconfirmedError,
 } from "./errors/deleteUnconfirmedError";
+export { DeletionUnderWayError } from "./errors/deletionUnderWayError";
 export { MalformedResponseError } from "./errors/malformedResponseError";
 export { OperationFailedError } from "./errors/operationFailedError";
 export { OperationWaitError } from "./errors/operationWaitError";

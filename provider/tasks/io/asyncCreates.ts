@@ -20,6 +20,7 @@ import { outcomeUnknown } from "../logic/outcomeUnknown";
 import type { OperationView } from "../protocol/dialects/dialect";
 import type { AsyncApi, Deadline, Found } from "./asyncApi";
 import type { AsyncWrites } from "./asyncWrites";
+import type { CreateScope, SentCreates } from "./sentCreates";
 
 /** One create attempt's end: the outputs, or why the next key (or a resubmit) is tried. */
 type Attempt = AsyncResourceOutputs | "spent" | "resubmit" | "in-progress";
@@ -36,6 +37,8 @@ export class AsyncCreates {
         private readonly report: (message: string) => void,
         private readonly schedule: PollSchedule,
         private readonly writes: AsyncWrites,
+        /** Where keyed creates are recorded until their outcome is known (sentCreates.ts). */
+        private readonly sent: SentCreates,
     ) {}
 
     /**
@@ -131,6 +134,8 @@ export class AsyncCreates {
         let view: OperationView;
         let handle: PendingOperation | undefined;
         let endedAtFirstLook: boolean | undefined;
+        const scope = keyed && token !== undefined ? scopeOf(api, inputs) : undefined;
+        if (scope && token !== undefined) await this.sent.sending(scope, { key: token, body: inputs.body });
         try {
             const submitted = await api.submit(
                 "create",
@@ -159,8 +164,11 @@ export class AsyncCreates {
                 };
                 throw partialState(inputs, spec.key, spec.label, outputsOf(inputs, known), reason);
             }
+            // Refused before it did anything, its outcome is known; one of unknown outcome stays recorded.
+            if (scope && !outcomeUnknown(error, this.signal.aborted)) await this.sent.ended(scope);
             return this.afterFailedSubmit(api, inputs, deadline, error, { found, keyed, claimed, token });
         }
+        if (scope && view.state !== "pending") await this.sent.ended(scope);
         if (view.resubmit) return "resubmit";
         // Over at the first answer (Google answers a repeated requestId with the done operation itself)
         // or at the first look: with a key the API replays, that is an earlier create of ours.
@@ -310,4 +318,15 @@ export class AsyncCreates {
             );
         return member.id;
     }
+}
+
+/** What a keyed create of this resource is recorded under, when it has a createToken. */
+export function scopeOf(api: AsyncApi, inputs: RawAsyncInputs): CreateScope | undefined {
+    if (inputs.createToken === undefined) return undefined;
+    return {
+        apiUrl: api.baseUrl,
+        collection: api.spec.target.collectionPath,
+        naturalKey: api.spec.key,
+        createToken: inputs.createToken,
+    };
 }

@@ -11,6 +11,7 @@ import type { PollSchedule } from "../client/pollSchedule";
 import { DeleteUnconfirmedError } from "../errors/deleteUnconfirmedError";
 import { OperationFailedError } from "../errors/operationFailedError";
 import { OperationWaitError } from "../errors/operationWaitError";
+import { PartialStateError } from "../errors/partialStateError";
 import { ResourceMissingError } from "../errors/resourceMissingError";
 import { type AsyncSpec, brokenReason, recordedBody } from "../logic/asyncSpec";
 import {
@@ -25,8 +26,9 @@ import {
 import { putRetriesProvisioning, whatTheNextUpDoes } from "../logic/operationErrors";
 import type { OperationView, WriteKind } from "../protocol/dialects/dialect";
 import type { AsyncApi, Deadline, Found } from "./asyncApi";
-import { AsyncCreates } from "./asyncCreates";
+import { AsyncCreates, scopeOf } from "./asyncCreates";
 import { AsyncWrites } from "./asyncWrites";
+import { NO_SENT_CREATES, type SentCreates } from "./sentCreates";
 
 /** How long create, update and delete may take by default: long-running operations take minutes. */
 const DEFAULT_TIMEOUT_MS = 20 * 60_000;
@@ -57,9 +59,11 @@ export class AsyncLifecycle {
         schedule: PollSchedule,
         /** The engine's call the operation runs under: its customTimeouts entry wins over `timeouts`. */
         private readonly engineCall: () => EngineCall | undefined = () => undefined,
+        /** Where keyed creates are recorded until their outcome is known (sentCreates.ts). */
+        private readonly sent: SentCreates = NO_SENT_CREATES,
     ) {
         this.writes = new AsyncWrites(clock);
-        this.creates = new AsyncCreates(clock, sleep, signal, report, schedule, this.writes);
+        this.creates = new AsyncCreates(clock, sleep, signal, report, schedule, this.writes, sent);
     }
 
     /** Creates (asyncCreates.ts). */
@@ -114,6 +118,27 @@ export class AsyncLifecycle {
         // A deletion of the natural key under way ends before anything is sent: its resource is not this one.
         const found = await api.present(() => api.lookUp(deadline), deadline, "the create");
         const keyed = inputs.createToken !== undefined && api.spec.dialect.tokenReplaysCreate;
+        const scope = keyed && !inputs.adopt ? scopeOf(api, inputs) : undefined;
+        const unended = scope && (await this.sent.unended(scope));
+        if (unended) {
+            // A create of this resource was sent by a process that never saw it end (killed): the same
+            // request again follows it (or makes it now) before the program's body is written, so it never
+            // ends later as a second resource.
+            this.report(
+                `${api.spec.label}: following an earlier create (key ${unended.key}) whose process did not see it end`,
+            );
+            const resumed = { ...inputs, body: unended.body };
+            const outs = await this.creates.createOrFollow(api, resumed, deadline, found, true);
+            if (!bodyChanged(resumed, inputs)) return { id: api.spec.key, outs: outputsOf(inputs, outs) };
+            try {
+                return { id: api.spec.key, outs: await this.updated(api, inputs, outs, deadline) };
+            } catch (error) {
+                if (error instanceof PartialStateError) throw error;
+                // What it made is recorded, with the body it was made with: the next up sends the program's.
+                const reason = `${messageOf(error)}; it was made with the body of the earlier create, which the next \`pulumi up\` changes`;
+                throw partialState(resumed, api.spec.key, api.spec.label, outs, reason);
+            }
+        }
         // With a resource holding the natural key, a create is sent (to replay the token, which tells
         // whether it is ours) only where the API cannot make a second one with that key (the key names
         // the item: a PUT, Google's id, Cloud Control's identifier); a POST to a collection could make a

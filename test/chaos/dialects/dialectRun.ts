@@ -8,11 +8,15 @@
 // are checked after every operation and command, counted on the server, and at the end.
 
 import { AsyncLocalStorage } from "node:async_hooks";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { parseDuration } from "../../../provider/shared/duration";
 import { seededRandom } from "../../../provider/shared/random";
 import { messageOf } from "../../../provider/shared/text";
 import { AsyncResourceProvider } from "../../../provider/tasks/asyncResourceProvider";
 import type { AsyncResourceInputs } from "../../../provider/tasks/asyncResourceSchema";
+import { SENT_CREATES_DIR_ENV } from "../../../provider/tasks/io/sentCreates";
 import type { TaskProcessContext } from "../../../provider/tasks/processContext";
 import type { Fault } from "../../dialects/servers/kit";
 import { TOKEN_ENV, WIDGETS_TOKEN } from "../../tasks/asyncResource/dialectFixtures";
@@ -226,7 +230,11 @@ class DialectRun implements Runner {
 
     async close(): Promise<void> {
         await this.server?.server.close();
+        rmSync(this.sentCreates, { recursive: true, force: true });
     }
+
+    /** The run's own record of creates in flight, which its provider processes share as one user's do. */
+    private readonly sentCreates = mkdtempSync(join(tmpdir(), "dialect-chaos-sent-"));
 
     // ---- set-up, outside changes, healing ----
 
@@ -422,6 +430,7 @@ class DialectRun implements Runner {
         const env = {
             [TOKEN_ENV]: WIDGETS_TOKEN,
             TASK_POLL_INITIAL_MS: String(this.plan.settings.pollInitialMs),
+            [SENT_CREATES_DIR_ENV]: this.sentCreates,
             ...(this.server as ChaosServer).fixture.env,
         };
         return new AsyncResourceProvider(context, env, (input, init) => this.fetch(process, input, init));

@@ -1,0 +1,142 @@
+// The keyed creates this user's provider processes sent and did not see end, so that a create whose
+// process was killed is followed, never made a second time.
+//
+// A create with a createToken is sent with a key the API replays: sent again with the same body, it
+// answers the first create's operation instead of making another resource. When the provider process
+// is killed after sending it (SIGKILL, a crash, the CLI killed), the engine keeps nothing but a pending
+// create, which the next `pulumi up` drops; if the program changed the body since, that `up` sends the
+// key with the new body, which the API refuses as a key reused with another request (the IETF draft's
+// 422) without saying whether the first create is still running. Taking the key as spent then would make
+// a second resource once that first create ends, on an API that accepts two with one natural key.
+//
+// So before a keyed create is sent, its key and body are recorded here; once its outcome is known (it
+// ended, or was refused before doing anything) the record is removed. A create that finds a record for
+// its resource sends that request again first, follows it to its end, and only then writes the program's
+// body. The body is sealed (AES-256-GCM) with a key derived from the createToken, which the stack's state
+// holds, so these files reveal nothing the state does not. Records live in this user's private
+// directory ($TMPDIR/pulumi-lifecycle-<uid>/sent-creates, mode 0700), one file per resource and API.
+
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from "node:crypto";
+import { mkdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { codeOf } from "../../shared/files/errno";
+import { privateDirectory } from "../../shared/files/privateDirectory";
+
+/** What one resource's keyed creates are recorded under: its API, collection, natural key and createToken. */
+export interface CreateScope {
+    readonly apiUrl: string;
+    readonly collection: string;
+    readonly naturalKey: string;
+    readonly createToken: string;
+}
+
+/** A create sent and not seen to its end: the key it went with and the body it carried. */
+export interface SentCreate {
+    readonly key: string;
+    readonly body: Record<string, unknown>;
+}
+
+/** The record of the keyed creates sent and not seen to their end. */
+export interface SentCreates {
+    /** Records a create about to be sent; a failure to record is reported, and the create goes on. */
+    sending(scope: CreateScope, create: SentCreate): Promise<void>;
+    /** The create recorded for this resource by a process that never saw it end; undefined when none. */
+    unended(scope: CreateScope): Promise<SentCreate | undefined>;
+    /** Forgets the create recorded for this resource: its outcome is known. */
+    ended(scope: CreateScope): Promise<void>;
+}
+
+/** The environment variable that moves the records elsewhere (tests give each run its own). */
+export const SENT_CREATES_DIR_ENV = "PULUMI_LIFECYCLE_SENT_CREATES_DIR";
+
+const FORMAT = 1;
+const HKDF_INFO = "pulumi-lifecycle sent create v1";
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+/** The records as files in `directory` (by default in this user's private directory). */
+export function sentCreatesIn(
+    env: NodeJS.ProcessEnv,
+    report: (message: string) => void,
+    directory: () => string = () => env[SENT_CREATES_DIR_ENV] ?? join(privateDirectory(), "sent-creates"),
+): SentCreates {
+    const fileOf = (scope: CreateScope) => join(directory(), `${scopeDigest(scope).toString("hex")}.json`);
+    const warn = (what: string, error: unknown) =>
+        report(
+            `could not ${what} the record of a create in flight (${codeOf(error) ?? String(error)}); going on without it`,
+        );
+    return {
+        async sending(scope, create) {
+            try {
+                const file = fileOf(scope);
+                await mkdir(join(file, ".."), { recursive: true, mode: 0o700 });
+                const temporary = `${file}.${process.pid}.${randomBytes(4).toString("hex")}`;
+                await writeFile(temporary, JSON.stringify({ format: FORMAT, sealed: seal(scope, create) }), {
+                    mode: 0o600,
+                    flush: true,
+                });
+                await rename(temporary, file);
+            } catch (error) {
+                warn("write", error);
+            }
+        },
+        async unended(scope) {
+            let text: string;
+            try {
+                text = await readFile(fileOf(scope), "utf8");
+            } catch (error) {
+                if (codeOf(error) !== "ENOENT") warn("read", error);
+                return undefined;
+            }
+            return unsealed(scope, text);
+        },
+        async ended(scope) {
+            try {
+                await unlink(fileOf(scope));
+            } catch (error) {
+                if (codeOf(error) !== "ENOENT") warn("remove", error);
+            }
+        },
+    };
+}
+
+/** Records nowhere: for callers with no provider process to outlive. */
+export const NO_SENT_CREATES: SentCreates = {
+    sending: async () => undefined,
+    unended: async () => undefined,
+    ended: async () => undefined,
+};
+
+function scopeDigest(scope: CreateScope): Buffer {
+    return createHash("sha256")
+        .update(JSON.stringify([scope.apiUrl, scope.collection, scope.naturalKey, scope.createToken]))
+        .digest();
+}
+
+function sealingKey(scope: CreateScope): Buffer {
+    return Buffer.from(hkdfSync("sha256", scope.createToken, scopeDigest(scope), HKDF_INFO, 32));
+}
+
+function seal(scope: CreateScope, create: SentCreate): string {
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv("aes-256-gcm", sealingKey(scope), iv);
+    const sealed = Buffer.concat([cipher.update(JSON.stringify(create), "utf8"), cipher.final()]);
+    return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString("base64");
+}
+
+/** The create a record holds; undefined for a record that is not one of this resource's (or not whole). */
+function unsealed(scope: CreateScope, text: string): SentCreate | undefined {
+    try {
+        const record = JSON.parse(text) as { format?: unknown; sealed?: unknown };
+        if (record.format !== FORMAT || typeof record.sealed !== "string") return undefined;
+        const bytes = Buffer.from(record.sealed, "base64");
+        const decipher = createDecipheriv("aes-256-gcm", sealingKey(scope), bytes.subarray(0, IV_BYTES));
+        decipher.setAuthTag(bytes.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+        const plain = Buffer.concat([decipher.update(bytes.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]);
+        const create = JSON.parse(plain.toString("utf8")) as Partial<SentCreate>;
+        if (typeof create.key !== "string" || typeof create.body !== "object" || create.body === null) return undefined;
+        return { key: create.key, body: create.body as Record<string, unknown> };
+    } catch {
+        return undefined;
+    }
+}

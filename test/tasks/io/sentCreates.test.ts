@@ -1,0 +1,153 @@
+// Guards the record of keyed creates in flight (provider/tasks/io/sentCreates.ts): a create whose
+// provider process was killed, then created again by the next `up` with a changed body, is followed to
+// its end, never made a second time (dialect chaos seed generic 5001: the API refused the old key with
+// the new body as reused (422) and the create moved on to the next key; the first create ended later as
+// a duplicate). The record itself: sealed with the createToken, removed once the outcome is known.
+// The generic dialect's server, written from its contract, accepting two widgets with one name.
+
+import { strict as assert } from "node:assert";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { AsyncResourceProvider } from "../../../provider/tasks/asyncResourceProvider";
+import type { AsyncResourceInputs } from "../../../provider/tasks/asyncResourceSchema";
+import { type CreateScope, SENT_CREATES_DIR_ENV, sentCreatesIn } from "../../../provider/tasks/io/sentCreates";
+import type { TaskProcessContext } from "../../../provider/tasks/processContext";
+import { type GenericServer, startGenericServer } from "../../dialects/servers/generic";
+import { heldOperations } from "../../dialects/servers/kit";
+import { FIXTURES, TOKEN_ENV, WIDGETS_TOKEN } from "../asyncResource/dialectFixtures";
+
+const SCOPE: CreateScope = {
+    apiUrl: "https://api.example",
+    collection: "/widgets",
+    naturalKey: "w1",
+    createToken: "token-8f1c",
+};
+
+describe("the record of keyed creates in flight", () => {
+    let directory: string;
+    beforeEach(() => {
+        directory = mkdtempSync(join(tmpdir(), "sent-creates-"));
+    });
+    afterEach(() => rmSync(directory, { recursive: true, force: true }));
+
+    describe("as files", () => {
+        const reports: string[] = [];
+        const sent = () => sentCreatesIn({ [SENT_CREATES_DIR_ENV]: directory }, (line) => reports.push(line));
+
+        it("answers what was recorded, to this resource's createToken only, until it is ended", async () => {
+            const body = { name: "w1", password: "hunter2-secret" };
+            await sent().sending(SCOPE, { key: "token-8f1c", body });
+            assert.deepEqual(await sent().unended(SCOPE), { key: "token-8f1c", body });
+            assert.equal(await sent().unended({ ...SCOPE, createToken: "another" }), undefined);
+            assert.equal(await sent().unended({ ...SCOPE, naturalKey: "w2" }), undefined);
+            await sent().ended(SCOPE);
+            assert.equal(await sent().unended(SCOPE), undefined);
+            assert.deepEqual(reports, []);
+        });
+
+        it("keeps the body and the key sealed, in a file only this user may read", async () => {
+            await sent().sending(SCOPE, { key: "token-8f1c", body: { name: "w1", password: "hunter2-secret" } });
+            const [file, ...others] = readdirSync(directory);
+            assert.deepEqual(others, []);
+            const text = readFileSync(join(directory, file as string), "utf8");
+            for (const clear of ["hunter2-secret", "token-8f1c", "password"]) assert.ok(!text.includes(clear), clear);
+            assert.equal(statSync(join(directory, file as string)).mode & 0o777, 0o600);
+        });
+
+        it("takes a damaged record for none, and a directory it cannot write for a warning, never a failure", async () => {
+            await sent().sending(SCOPE, { key: "k", body: {} });
+            const [file] = readdirSync(directory);
+            writeFileSync(join(directory, file as string), '{"format":1,"sealed":"AAAA"}');
+            assert.equal(await sent().unended(SCOPE), undefined);
+            const blocked = join(directory, "not-a-directory");
+            writeFileSync(blocked, "");
+            const lines: string[] = [];
+            const nowhere = sentCreatesIn({ [SENT_CREATES_DIR_ENV]: blocked }, (line) => lines.push(line));
+            await nowhere.sending(SCOPE, { key: "k", body: {} });
+            assert.match(
+                lines[0] ?? "",
+                /^could not write the record of a create in flight \(E\w+\); going on without it$/,
+            );
+        });
+    });
+
+    describe("through the provider, against the generic dialect's server", () => {
+        let server: GenericServer;
+        afterEach(() => server?.close());
+
+        it("a create killed mid-operation, created again with another body, follows the first: one widget, the new body", async () => {
+            const held = heldOperations("create");
+            server = await startGenericServer({
+                token: WIDGETS_TOKEN,
+                retryAfterSeconds: 0,
+                allowDuplicateNames: true,
+                operations: held,
+            });
+            const fixture = FIXTURES.find((entry) => entry.dialect === "generic");
+            assert.ok(fixture);
+            const args = (size: number) => ({ ...fixture.args(server.url, "w1", size), createToken: "token-8f1c" });
+            // The first process is killed while it follows its create: the engine hears nothing.
+            const killed = processOf(directory, () => killed.controller.abort(new Error("killed (SIGKILL)")));
+            await killed.provider.create(await checked(killed.provider, args(3))).catch(() => undefined);
+            assert.equal(server.resources().length, 0);
+            assert.equal(readdirSync(directory).length, 1);
+            // That create ends later; the next up creates the resource again, with the program's new size.
+            held.release();
+            const next = processOf(directory);
+            const { outs } = await next.provider.create(await checked(next.provider, args(8)));
+            const widgets = server.resources();
+            assert.equal(widgets.length, 1, JSON.stringify(widgets));
+            assert.equal(widgets[0]?.size, 8);
+            assert.equal(outs?.resourceId, widgets[0]?.id);
+            assert.equal(server.counts().duplicates, 0);
+            assert.equal(server.counts().creates, 1);
+            // Nothing is left running that could end later as a second widget.
+            assert.deepEqual(
+                server.operations().filter((operation) => operation.status === "pending"),
+                [],
+            );
+            assert.deepEqual(readdirSync(directory), []);
+            assert.ok(
+                next.reports.some((line) =>
+                    /following an earlier create .* whose process did not see it end/.test(line),
+                ),
+            );
+        });
+    });
+});
+
+/** A provider process on time that passes only when it waits; `onWait` runs at its first wait. */
+function processOf(directory: string, onWait?: () => void) {
+    let now = Date.parse("2030-01-01T00:00:00.000Z");
+    const controller = new AbortController();
+    const reports: string[] = [];
+    const context: TaskProcessContext = {
+        clock: () => now,
+        sleep: async (ms, signal) => {
+            signal?.throwIfAborted();
+            now += ms;
+            onWait?.();
+            signal?.throwIfAborted();
+        },
+        random: () => 0.5,
+        signal: controller.signal,
+        report: (message) => reports.push(message),
+        track: (work) => work,
+    };
+    const provider = new AsyncResourceProvider(context, {
+        [TOKEN_ENV]: WIDGETS_TOKEN,
+        TASK_POLL_INITIAL_MS: "100",
+        [SENT_CREATES_DIR_ENV]: directory,
+    });
+    return { provider, controller, reports };
+}
+
+async function checked(provider: AsyncResourceProvider, args: Record<string, unknown>): Promise<AsyncResourceInputs> {
+    const { inputs, failures } = await provider.check(
+        {} as AsyncResourceInputs,
+        args as unknown as AsyncResourceInputs,
+    );
+    assert.deepEqual(failures, []);
+    return inputs as AsyncResourceInputs;
+}
