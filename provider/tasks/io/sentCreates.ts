@@ -14,10 +14,11 @@
 // its resource sends that request again first, follows it to its end, and only then writes the program's
 // body. The body is sealed (AES-256-GCM) with a key derived from the createToken, which the stack's state
 // holds, so these files reveal nothing the state does not. Records live in this user's private
-// directory ($TMPDIR/pulumi-lifecycle-<uid>/sent-creates, mode 0700), one file per resource and API.
+// directory ($TMPDIR/pulumi-lifecycle-<uid>/sent-creates, mode 0700), one file per resource and API,
+// read and written synchronously: a few hundred bytes, once before and once after a request.
 
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from "node:crypto";
-import { mkdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
+import { mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { codeOf } from "../../shared/files/errno";
 import { privateDirectory } from "../../shared/files/privateDirectory";
@@ -69,13 +70,13 @@ export function sentCreatesIn(
         async sending(scope, create) {
             try {
                 const file = fileOf(scope);
-                await mkdir(join(file, ".."), { recursive: true, mode: 0o700 });
+                mkdirSync(join(file, ".."), { recursive: true, mode: 0o700 });
                 const temporary = `${file}.${process.pid}.${randomBytes(4).toString("hex")}`;
-                await writeFile(temporary, JSON.stringify({ format: FORMAT, sealed: seal(scope, create) }), {
+                writeFileSync(temporary, JSON.stringify({ format: FORMAT, sealed: seal(scope, create) }), {
                     mode: 0o600,
                     flush: true,
                 });
-                await rename(temporary, file);
+                renameSync(temporary, file);
             } catch (error) {
                 warn("write", error);
             }
@@ -83,7 +84,7 @@ export function sentCreatesIn(
         async unended(scope) {
             let text: string;
             try {
-                text = await readFile(fileOf(scope), "utf8");
+                text = readFileSync(fileOf(scope), "utf8");
             } catch (error) {
                 if (codeOf(error) !== "ENOENT") warn("read", error);
                 return undefined;
@@ -92,7 +93,7 @@ export function sentCreatesIn(
         },
         async ended(scope) {
             try {
-                await unlink(fileOf(scope));
+                unlinkSync(fileOf(scope));
             } catch (error) {
                 if (codeOf(error) !== "ENOENT") warn("remove", error);
             }
