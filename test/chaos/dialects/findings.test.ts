@@ -6,10 +6,14 @@
 // the report of the chaos suite). `replay:` names the seed of chaosDialects.test.ts where it was found.
 
 import { strict as assert } from "node:assert";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 import { AsyncResourceProvider } from "../../../provider/tasks/asyncResourceProvider";
 import type { AsyncResourceInputs, AsyncResourceOutputs } from "../../../provider/tasks/asyncResourceSchema";
 import { PartialStateError } from "../../../provider/tasks/errors/partialStateError";
+import { SENT_CREATES_DIR_ENV } from "../../../provider/tasks/io/sentCreates";
 import type { TaskProcessContext } from "../../../provider/tasks/processContext";
 import {
     fixedOperations,
@@ -32,6 +36,8 @@ function processOf(
     options: {
         /** Ctrl-C on the nth wait (the first wait of a create is its first wait for its operation). */
         ctrlCOnWait?: number;
+        /** Where it records its keyed creates in flight (sentCreates.ts); by default this user's directory. */
+        sentCreates?: string;
         /** Wraps each request; `stop` aborts the process's signal (Ctrl-C, or a kill when its answers are then ignored). */
         fetch?: (
             send: () => Promise<Response>,
@@ -63,7 +69,12 @@ function processOf(
         const request = { method: init?.method ?? "GET", url: String(input), body: String(init?.body ?? "") };
         return options.fetch(send, request, stop);
     };
-    const env = { [TOKEN_ENV]: WIDGETS_TOKEN, TASK_POLL_INITIAL_MS: "100", ...server.fixture.env };
+    const env = {
+        [TOKEN_ENV]: WIDGETS_TOKEN,
+        TASK_POLL_INITIAL_MS: "100",
+        ...server.fixture.env,
+        ...(options.sentCreates === undefined ? {} : { [SENT_CREATES_DIR_ENV]: options.sentCreates }),
+    };
     return { provider: new AsyncResourceProvider(context, env, wrapped), stop };
 }
 
@@ -305,21 +316,42 @@ describe("chaos against every dialect's server: findings, each as the smallest p
         assert.deepEqual(liveNames(server), ["w1"]);
     });
 
-    it("J: a create token sent earlier with another body gets an error that says what to do (heal; replay: aws-cloudcontrol seed 27)", async () => {
-        server = await start("aws-cloudcontrol", {}, scriptedOperations({ kind: "create", pollsToFinish: 2 }));
-        const first = processOf(server, {
-            fetch: async (send, request, stop) => {
-                const answer = await send();
-                if (request.body.includes('"DesiredState"')) stop();
-                return answer;
-            },
+    for (const where of ["another machine", "the same user's machine"] as const)
+        it(`J: a create token sent earlier with another body, from ${where} (heal; replay: aws-cloudcontrol seed 27)`, async () => {
+            server = await start("aws-cloudcontrol", {}, scriptedOperations({ kind: "create", pollsToFinish: 2 }));
+            const directory = mkdtempSync(join(tmpdir(), "findings-sent-"));
+            try {
+                const first = processOf(server, {
+                    sentCreates: directory,
+                    fetch: async (send, request, stop) => {
+                        const answer = await send();
+                        if (request.body.includes('"DesiredState"')) stop();
+                        return answer;
+                    },
+                });
+                const token = { createToken: TOKEN };
+                await outcome(first.provider.create(await inputsOf(first.provider, server, "w1", 3, token)));
+                await server.settle();
+                const elsewhere =
+                    where === "another machine" ? mkdtempSync(join(tmpdir(), "findings-sent-")) : directory;
+                const { provider } = processOf(server, { sentCreates: elsewhere });
+                const error = await outcome(provider.create(await inputsOf(provider, server, "w1", 4, token)));
+                if (where === "another machine")
+                    // Nothing tells it the resource is its own: an error that says what to do, never a raw one.
+                    assert.match(
+                        String(error),
+                        /adopt: true/,
+                        `a raw ClientTokenConflictException, every up: ${String(error)}`,
+                    );
+                else {
+                    // The record of the create in flight replays it: its resource, with the program's body.
+                    assert.equal(error, undefined, String(error));
+                    assert.deepEqual(liveNames(server), ["w1"]);
+                }
+            } finally {
+                rmSync(directory, { recursive: true, force: true });
+            }
         });
-        await outcome(first.provider.create(await inputsOf(first.provider, server, "w1", 3, { createToken: TOKEN })));
-        await server.settle();
-        const { provider } = processOf(server);
-        const error = await outcome(provider.create(await inputsOf(provider, server, "w1", 4, { createToken: TOKEN })));
-        assert.match(String(error), /adopt: true/, `a raw ClientTokenConflictException, every up: ${String(error)}`);
-    });
 
     it("P: a pending create resumed after the program added a createToken is its own (heal; replay: generic seed 288)", async () => {
         server = await start("generic", {}, scriptedOperations({ kind: "create", pollsToFinish: 3 }));
