@@ -22,8 +22,12 @@ import type { AsyncApi, Deadline, Found } from "./asyncApi";
 import type { AsyncWrites } from "./asyncWrites";
 import type { CreateScope, SentCreates } from "./sentCreates";
 
-/** One create attempt's end: the outputs, or why the next key (or a resubmit) is tried. */
-type Attempt = AsyncResourceOutputs | "spent" | "resubmit" | "in-progress";
+/**
+ * One create attempt's end: the outputs, or why the next key (or a resubmit) is tried. "outstanding": the
+ * API said a request with this key is still being processed; "in-progress": a conflict that may be
+ * that, or a refusal stored for the key.
+ */
+type Attempt = AsyncResourceOutputs | "spent" | "resubmit" | "in-progress" | "outstanding";
 
 /** How many times a key refused as in progress is sent again before the refusal is taken as stored. [F] */
 const IN_PROGRESS_LOOKS = 6;
@@ -89,8 +93,17 @@ export class AsyncCreates {
                         : undefined;
             const attemptKeyed = inputs.createToken !== undefined ? keyed : again && replays;
             const attempt = await this.createOnce(api, inputs, deadline, token, found, attemptKeyed, claimed);
-            if (attempt !== "spent" && attempt !== "resubmit" && attempt !== "in-progress") return attempt;
+            if (typeof attempt !== "string") return attempt;
             const left = deadline.at - this.clock();
+            if (attempt === "outstanding") {
+                // The API says the first request with this key is still being processed: only its end tells
+                // what it made, and a next key could make a second resource meanwhile. Waited out within
+                // the deadline; past it, the outcome is unknown, and the next up replays the key again.
+                if (left <= 0) throw this.stillOutstanding(api, inputs, token);
+                await this.sleep(Math.min(doublingWaitMs(Math.min(waits++, 16), this.schedule), left), this.signal);
+                generation--;
+                continue;
+            }
             if (left <= 0) throw new CreateTokenSpentError(api.spec.label, generation + 1, deadline.setting);
             if (attempt === "in-progress" && waits >= IN_PROGRESS_LOOKS) {
                 // Refused every time: a refusal stored for the key (the draft replays the first answer,
@@ -240,7 +253,7 @@ export class AsyncCreates {
             throw partialState(inputs, spec.key, spec.label, outputsOf(inputs, { tainted: false, createKey }), reason);
         }
         const meaning = api.meaning(error);
-        if (meaning === "token-in-progress" && keyed) return "in-progress";
+        if (meaning === "token-in-progress" && keyed) return "outstanding";
         if (meaning === "conflict") {
             // The refusal names what holds the natural key (GreenLake's existingId): that one, once read
             // and found to have this natural key, is what the create ran into.
@@ -278,6 +291,17 @@ export class AsyncCreates {
                 "this resource's createToken was sent before with another body, so it may be what that create made; if it is, set `adopt: true` to keep it",
             );
         throw error;
+    }
+
+    /** A create whose key the API still processed at the deadline: its outcome unknown, recorded as a pending create. */
+    private stillOutstanding(api: AsyncApi, inputs: RawAsyncInputs, key: string | undefined): Error {
+        const { spec } = api;
+        const reason =
+            `the API still processes an earlier create request with this resource's key${key === undefined ? "" : ` (${key})`} ` +
+            "at the create's deadline, so its outcome is unknown and no other was sent. The resource may exist: the next " +
+            "`pulumi up` replays the key and records what that request made, or creates it";
+        const createKey = inputs.createToken === undefined ? key : undefined;
+        return partialState(inputs, spec.key, spec.label, outputsOf(inputs, { tainted: false, createKey }), reason);
     }
 
     /** What a create's operation made: the resource, "gone" when the API no longer has it, or undefined when unnamed. */

@@ -17,6 +17,7 @@ import { SENT_CREATES_DIR_ENV } from "../../../provider/tasks/io/sentCreates";
 import type { TaskProcessContext } from "../../../provider/tasks/processContext";
 import {
     fixedOperations,
+    heldOperations,
     noFaults,
     type OperationPlan,
     scriptedFaults,
@@ -314,6 +315,62 @@ describe("chaos against every dialect's server: findings, each as the smallest p
         const error = await outcome(processOf(server).provider.create(inputs));
         assert.equal(error, undefined, `the replay is refused 409 while the first runs: ${String(error)}`);
         assert.deepEqual(liveNames(server), ["w1"]);
+    });
+
+    it("F2: a key the API says is outstanding for longer than six looks is waited out, never followed by a next key (duplicates; replay: generic seed 5383)", async () => {
+        const operations = scriptedOperations({ kind: "create", pollsToFinish: 24 });
+        server = await start("generic", { allowDuplicateNames: true }, operations);
+        // Each process its own record of creates in flight: the second cannot lean on the first's.
+        const directories = [1, 2].map(() => mkdtempSync(join(tmpdir(), "findings-sent-")));
+        try {
+            const first = processOf(server, {
+                sentCreates: directories[0],
+                fetch: async (send, request, stop) => {
+                    const answer = await send();
+                    if (request.method === "POST") stop(); // the process dies with the answer
+                    return answer;
+                },
+            });
+            const inputs = await inputsOf(first.provider, server, "w1", 3, { createToken: TOKEN });
+            await outcome(first.provider.create(inputs));
+            const next = processOf(server, { sentCreates: directories[1] });
+            const error = await outcome(next.provider.create(inputs));
+            assert.equal(error, undefined, String(error));
+            await server.settle();
+            assert.deepEqual(liveNames(server), ["w1"], "the first request's widget, and no second");
+        } finally {
+            for (const directory of directories) rmSync(directory, { recursive: true, force: true });
+        }
+    });
+
+    it("F3: a key still outstanding at the create's deadline is a pending create, and no next key is sent (duplicates)", async () => {
+        server = await start("generic", { allowDuplicateNames: true }, heldOperations("create"));
+        const directories = [1, 2].map(() => mkdtempSync(join(tmpdir(), "findings-sent-")));
+        try {
+            const first = processOf(server, {
+                sentCreates: directories[0],
+                fetch: async (send, request, stop) => {
+                    const answer = await send();
+                    if (request.method === "POST") stop();
+                    return answer;
+                },
+            });
+            const extra = { createToken: TOKEN, timeouts: { create: "1m" } };
+            await outcome(first.provider.create(await inputsOf(first.provider, server, "w1", 3, extra)));
+            const next = processOf(server, { sentCreates: directories[1] });
+            const error = await outcome(next.provider.create(await inputsOf(next.provider, server, "w1", 3, extra)));
+            assert.ok(error instanceof PartialStateError, String(error));
+            assert.equal(error.properties.tainted, false);
+            assert.equal(error.properties.resourceId, undefined);
+            assert.match(
+                error.message,
+                /the API still processes an earlier create request with this resource's key .* at the create's deadline, so its outcome is unknown and no other was sent/,
+            );
+            const posts = server.server.counts().creates;
+            assert.equal(posts, 0, "nothing was made while the first request ran");
+        } finally {
+            for (const directory of directories) rmSync(directory, { recursive: true, force: true });
+        }
     });
 
     for (const where of ["another machine", "the same user's machine"] as const)
