@@ -181,8 +181,15 @@ export class AsyncCreates {
             if (scope && !outcomeUnknown(error, this.signal.aborted)) await this.sent.ended(scope);
             return this.afterFailedSubmit(api, inputs, deadline, error, { found, keyed, claimed, token });
         }
-        if (scope && view.state !== "pending") await this.sent.ended(scope);
-        if (view.resubmit) return "resubmit";
+        // The record stays until what the operation made has been read: a process killed before that
+        // leaves the next create a request to replay, not a lookup that may lag behind the operation.
+        const outcomeKnown = async () => {
+            if (scope) await this.sent.ended(scope);
+        };
+        if (view.resubmit) {
+            await outcomeKnown();
+            return "resubmit";
+        }
         // Over at the first answer (Google answers a repeated requestId with the done operation itself)
         // or at the first look: with a key the API replays, that is an earlier create of ours.
         const replayed = keyed && endedAtFirstLook === true;
@@ -203,6 +210,7 @@ export class AsyncCreates {
             const known = { operation: handle, tainted: failed, ...(failed ? { taintReason: reason } : {}) };
             throw partialState(inputs, spec.key, spec.label, outputsOf(inputs, known), reason);
         }
+        await outcomeKnown();
         const resource = made === "gone" ? undefined : made;
         // A create that failed while a resource held the key before it (Cloud Control's FAILED
         // AlreadyExists): what the key names now is that resource, which this create did not make. [O]

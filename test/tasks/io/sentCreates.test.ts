@@ -14,7 +14,7 @@ import type { AsyncResourceInputs } from "../../../provider/tasks/asyncResourceS
 import { type CreateScope, SENT_CREATES_DIR_ENV, sentCreatesIn } from "../../../provider/tasks/io/sentCreates";
 import type { TaskProcessContext } from "../../../provider/tasks/processContext";
 import { type GenericServer, startGenericServer } from "../../dialects/servers/generic";
-import { heldOperations } from "../../dialects/servers/kit";
+import { heldOperations, scriptedOperations } from "../../dialects/servers/kit";
 import { FIXTURES, TOKEN_ENV, WIDGETS_TOKEN } from "../asyncResource/dialectFixtures";
 
 const SCOPE: CreateScope = {
@@ -114,11 +114,46 @@ describe("the record of keyed creates in flight", () => {
                 ),
             );
         });
+
+        it("a create killed once its operation ended, before it read what that made, is followed by the next, whose body changed: no second widget", async () => {
+            server = await startGenericServer({
+                token: WIDGETS_TOKEN,
+                retryAfterSeconds: 0,
+                allowDuplicateNames: true,
+                // The widget shows in reads only one read after its operation said it succeeded.
+                operations: scriptedOperations({ kind: "create", pollsToFinish: 1, resultLate: true }),
+            });
+            const fixture = FIXTURES.find((entry) => entry.dialect === "generic");
+            assert.ok(fixture);
+            const args = { ...fixture.args(server.url, "w1", 3), createToken: "token-8f1c" };
+            // Killed as it reads the widget its operation made (an item's path; the lookup is a list's).
+            const killed = processOf(
+                directory,
+                undefined,
+                (method, url) => method === "GET" && url.includes("/widgets/"),
+            );
+            await killed.provider.create(await checked(killed.provider, args)).catch(() => undefined);
+            assert.equal(server.counts().creates, 1);
+            // The next up, with the program's size changed: the old key with the new body is refused (422).
+            const next = processOf(directory);
+            const changed = { ...fixture.args(server.url, "w1", 8), createToken: "token-8f1c" };
+            const { outs } = await next.provider.create(await checked(next.provider, changed));
+            const widgets = server.resources();
+            assert.equal(widgets.length, 1, JSON.stringify(widgets));
+            assert.equal(widgets[0]?.size, 8);
+            assert.equal(outs?.resourceId, widgets[0]?.id);
+            assert.equal(server.counts().duplicates, 0);
+        });
     });
 });
 
 /** A provider process on time that passes only when it waits; `onWait` runs at its first wait. */
-function processOf(directory: string, onWait?: () => void) {
+function processOf(
+    directory: string,
+    onWait?: () => void,
+    /** Kills the process as this request is about to be sent: it and every later one fail, nothing more is answered. */
+    killAt?: (method: string, url: string) => boolean,
+) {
     let now = Date.parse("2030-01-01T00:00:00.000Z");
     const controller = new AbortController();
     const reports: string[] = [];
@@ -135,11 +170,20 @@ function processOf(directory: string, onWait?: () => void) {
         report: (message) => reports.push(message),
         track: (work) => work,
     };
-    const provider = new AsyncResourceProvider(context, {
-        [TOKEN_ENV]: WIDGETS_TOKEN,
-        TASK_POLL_INITIAL_MS: "100",
-        [SENT_CREATES_DIR_ENV]: directory,
-    });
+    let dead = false;
+    const fetchUntilKilled: typeof fetch = async (input, init) => {
+        if (!dead && killAt?.(init?.method ?? "GET", String(input))) {
+            dead = true;
+            controller.abort(new Error("killed (SIGKILL)"));
+        }
+        if (dead) throw new TypeError("fetch failed: the provider process is dead");
+        return fetch(input, init);
+    };
+    const provider = new AsyncResourceProvider(
+        context,
+        { [TOKEN_ENV]: WIDGETS_TOKEN, TASK_POLL_INITIAL_MS: "100", [SENT_CREATES_DIR_ENV]: directory },
+        fetchUntilKilled,
+    );
     return { provider, controller, reports };
 }
 
