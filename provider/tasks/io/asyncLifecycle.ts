@@ -28,12 +28,25 @@ import type { OperationView, WriteKind } from "../protocol/dialects/dialect";
 import type { AsyncApi, Deadline, Found } from "./asyncApi";
 import { AsyncCreates, scopeOf } from "./asyncCreates";
 import { AsyncWrites } from "./asyncWrites";
-import { NO_SENT_CREATES, type SentCreates } from "./sentCreates";
+import { type CreateScope, NO_SENT_CREATES, type SentCreates } from "./sentCreates";
 
 /** How long create, update and delete may take by default: long-running operations take minutes. */
 const DEFAULT_TIMEOUT_MS = 20 * 60_000;
 /** How long a read may take by default. */
 const DEFAULT_READ_TIMEOUT_MS = 5 * 60_000;
+/**
+ * What a delete's operation is recorded under in the record of writes in flight (sentCreates.ts): the
+ * resource's API id stands where a create's token does, and the record holds the operation's handle.
+ */
+function deleteScope(api: AsyncApi, resourceId: string): CreateScope {
+    return {
+        apiUrl: api.baseUrl,
+        collection: api.spec.target.collectionPath,
+        naturalKey: api.spec.key,
+        createToken: `delete ${resourceId}`,
+    };
+}
+
 /** Builds the API of a resource from its inputs (one client per API per process). */
 export type ApiFor = (inputs: AsyncResourceInputs) => AsyncApi;
 
@@ -76,11 +89,25 @@ export class AsyncLifecycle {
         const api = this.apiFor(props);
         const deadline = this.deadline("read", props, DEFAULT_READ_TIMEOUT_MS);
         const byId = props.resourceId !== undefined && !api.spec.rules?.readsByKey;
-        const found = await api.present(
-            () => (byId ? api.get(props.resourceId as string, deadline) : api.lookUp(deadline)),
-            deadline,
-            "the read",
-        );
+        const readIt = () => (byId ? api.get(props.resourceId as string, deadline) : api.lookUp(deadline));
+        // A delete of ours whose process never saw it end (killed) is followed to its end first; once it
+        // succeeded, reads that lag behind it are read again.
+        const scope = props.resourceId === undefined ? undefined : deleteScope(api, props.resourceId);
+        const deleting = scope && (await this.sent.unended(scope));
+        let deleted = false;
+        if (scope && deleting) {
+            const kind = deleting.body.kind;
+            const ended = await this.followQuietly(
+                api,
+                { write: "delete", kind: typeof kind === "string" ? kind : "", ref: deleting.key },
+                deadline,
+            );
+            deleted = ended?.state === "succeeded";
+            await this.sent.ended(scope);
+        }
+        const found = deleted
+            ? await api.settled(readIt, (record) => record === undefined, deadline)
+            : await api.present(readIt, deadline, "the read");
         if (!found) {
             // A create not resolved yet (its outcome unknown, or its operation not seen to its end) stays on
             // record until an `up` resolves it: dropped, it could still make the resource (a create in
@@ -272,10 +299,16 @@ export class AsyncLifecycle {
             if (api.meaning(error) === "not-found") return;
             throw error;
         }
+        // Recorded until its end is known: a process killed while it runs leaves the next read something
+        // to follow, where a read alone may show the resource as it was (a lagging replica).
+        const scope = deleteScope(api, id);
+        if (submitted.kind === "operation")
+            await this.sent.sending(scope, { key: submitted.handle.ref, body: { kind: submitted.handle.kind } });
         const view =
             submitted.kind === "operation"
                 ? await api.follow(submitted.handle, submitted.view, what, startedAt, deadline)
                 : submitted.view;
+        await this.sent.ended(scope);
         // A delete that ended failed because there was nothing to delete (Cloud Control's NotFound) did its job. [B]
         if ((view.state === "failed" || view.state === "canceled") && (await api.get(id, deadline)) !== undefined)
             throw new OperationFailedError(what, view, "it stays in the stack's state; run `pulumi destroy` again");

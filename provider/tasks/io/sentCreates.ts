@@ -13,7 +13,10 @@
 // ended, or was refused before doing anything) the record is removed. A create that finds a record for
 // its resource sends that request again first, follows it to its end, and only then writes the program's
 // body. The body is sealed (AES-256-GCM) with a key derived from the createToken, which the stack's state
-// holds, so these files reveal nothing the state does not. Records live in this user's private
+// holds, so these files reveal nothing the state does not. A delete's operation is recorded the same way
+// (under the resource's API id where a create has its token), so that a refresh after a delete whose
+// process was killed follows that operation to its end instead of reading a replica that lags behind
+// it. Records live in this user's private
 // directory ($TMPDIR/pulumi-lifecycle-<uid>/sent-creates, mode 0700), one file per resource and API,
 // read and written synchronously: a few hundred bytes, once before and once after a request.
 

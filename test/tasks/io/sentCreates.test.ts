@@ -10,7 +10,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AsyncResourceProvider } from "../../../provider/tasks/asyncResourceProvider";
-import type { AsyncResourceInputs } from "../../../provider/tasks/asyncResourceSchema";
+import type { AsyncResourceInputs, AsyncResourceOutputs } from "../../../provider/tasks/asyncResourceSchema";
 import { type CreateScope, SENT_CREATES_DIR_ENV, sentCreatesIn } from "../../../provider/tasks/io/sentCreates";
 import type { TaskProcessContext } from "../../../provider/tasks/processContext";
 import { type GenericServer, startGenericServer } from "../../dialects/servers/generic";
@@ -143,6 +143,37 @@ describe("the record of keyed creates in flight", () => {
             assert.equal(widgets[0]?.size, 8);
             assert.equal(outs?.resourceId, widgets[0]?.id);
             assert.equal(server.counts().duplicates, 0);
+        });
+
+        it("a delete killed while its operation runs is followed by the next refresh, which reads the resource gone", async () => {
+            server = await startGenericServer({
+                token: WIDGETS_TOKEN,
+                retryAfterSeconds: 0,
+                // The widget still shows in the first read after its delete ended.
+                operations: scriptedOperations({ kind: "delete", pollsToFinish: 3, resultLate: true }),
+            });
+            const fixture = FIXTURES.find((entry) => entry.dialect === "generic");
+            assert.ok(fixture);
+            const first = processOf(directory);
+            const created = await first.provider.create(
+                await checked(first.provider, fixture.args(server.url, "w1", 3)),
+            );
+            const outs = created.outs as AsyncResourceOutputs;
+            // Killed as it looks at its delete's operation the second time: the engine keeps the resource.
+            let looks = 0;
+            const killed = processOf(
+                directory,
+                undefined,
+                (method, url) => method === "GET" && url.includes("/monitors/") && ++looks === 2,
+            );
+            await killed.provider.delete("w1", outs).catch(() => undefined);
+            assert.equal(server.resources().length, 1);
+            // The operation runs on at the API; the next refresh follows it to its end before it answers.
+            const next = processOf(directory);
+            const read = await next.provider.read("w1", outs);
+            assert.equal(read.id, undefined, JSON.stringify(read));
+            assert.deepEqual(server.resources(), []);
+            assert.deepEqual(readdirSync(directory), []);
         });
     });
 });
