@@ -376,7 +376,11 @@ describe("chaos against every dialect's server: findings, each as the smallest p
     for (const where of ["another machine", "the same user's machine"] as const)
         it(`J: a create token sent earlier with another body, from ${where} (heal; replay: aws-cloudcontrol seed 27)`, async () => {
             server = await start("aws-cloudcontrol", {}, scriptedOperations({ kind: "create", pollsToFinish: 2 }));
-            const directory = mkdtempSync(join(tmpdir(), "findings-sent-"));
+            // The first process's record, and another machine's (which has none).
+            const [directory, another] = [1, 2].map(() => mkdtempSync(join(tmpdir(), "findings-sent-"))) as [
+                string,
+                string,
+            ];
             try {
                 const first = processOf(server, {
                     sentCreates: directory,
@@ -389,9 +393,9 @@ describe("chaos against every dialect's server: findings, each as the smallest p
                 const token = { createToken: TOKEN };
                 await outcome(first.provider.create(await inputsOf(first.provider, server, "w1", 3, token)));
                 await server.settle();
-                const elsewhere =
-                    where === "another machine" ? mkdtempSync(join(tmpdir(), "findings-sent-")) : directory;
-                const { provider } = processOf(server, { sentCreates: elsewhere });
+                const { provider } = processOf(server, {
+                    sentCreates: where === "another machine" ? another : directory,
+                });
                 const error = await outcome(provider.create(await inputsOf(provider, server, "w1", 4, token)));
                 if (where === "another machine")
                     // Nothing tells it the resource is its own: an error that says what to do, never a raw one.
@@ -406,7 +410,7 @@ describe("chaos against every dialect's server: findings, each as the smallest p
                     assert.deepEqual(liveNames(server), ["w1"]);
                 }
             } finally {
-                rmSync(directory, { recursive: true, force: true });
+                for (const made of [directory, another]) rmSync(made, { recursive: true, force: true });
             }
         });
 
