@@ -32,9 +32,6 @@ const MAX_LOOKUP_PAGES = 50;
 /** How many reads a result that lags behind its operation gets before the read is taken as the truth. */
 const SETTLE_LOOKS = 6;
 
-/** The longest wait between two looks at a resource being deleted (a step of the doubling schedule). */
-const DELETION_LOOK_STEP_LIMIT = 16;
-
 /** A record read from the API: its API id and the record itself. */
 export interface Found {
     readonly id: string;
@@ -168,11 +165,14 @@ export class AsyncApi {
         settled: (value: T) => boolean,
         deadline: Deadline,
         looks = SETTLE_LOOKS,
+        /** Told before each wait, with its number (from 1). */
+        onWait?: (look: number) => void,
     ): Promise<T> {
         let value = await read();
         for (let look = 1; look < looks && !settled(value); look++) {
             const left = deadline.at - this.context.clock();
             if (left <= 0) break;
+            onWait?.(look);
             const wait = Math.min(doublingWaitMs(look - 1, this.schedule), left);
             await this.context.sleep(wait, this.context.signal);
             value = await read();
@@ -183,9 +183,9 @@ export class AsyncApi {
     /**
      * What `read` finds once no deletion is under way: a record being deleted (an interrupted destroy's
      * DELETE that landed after all, another client's) is read again, after the poll schedule's doubling
-     * waits, until it is gone (undefined) or back at rest (its deletion failed). Read as present, it
-     * would stay in the stack's state and vanish later; read as gone at once, a failed deletion would
-     * leave it unknown to the stack. `operation` names the wait in the error when the deadline comes first.
+     * waits (as `settled` does, without a limit on looks), until it is gone (undefined) or back at rest
+     * (its deletion failed). Read as present, it would stay in the stack's state and vanish later; read
+     * as gone at once, a failed deletion would leave it unknown to the stack. `operation` names the wait in the error when the deadline comes first.
      */
     async present(
         read: () => Promise<Found | undefined>,
@@ -193,23 +193,26 @@ export class AsyncApi {
         operation: string,
     ): Promise<Found | undefined> {
         const startedAt = this.context.clock();
-        let found = await read();
-        for (let look = 0; found !== undefined && beingDeleted(this.spec, found.record); look++) {
-            const left = deadline.at - this.context.clock();
-            if (left <= 0)
-                throw new DeletionUnderWayError(
-                    this.spec.label,
-                    found.id,
-                    operation,
-                    this.context.clock() - startedAt,
-                    deadline.setting,
-                );
-            if (look === 0)
-                this.context.report(`${this.spec.label}: being deleted at the API; waiting for that to end`);
-            const wait = doublingWaitMs(Math.min(look, DELETION_LOOK_STEP_LIMIT), this.schedule);
-            await this.context.sleep(Math.min(wait, left), this.context.signal);
-            found = await read();
-        }
+        const deleting = (found: Found | undefined): found is Found =>
+            found !== undefined && beingDeleted(this.spec, found.record);
+        const found = await this.settled(
+            read,
+            (value) => !deleting(value),
+            deadline,
+            Number.POSITIVE_INFINITY,
+            (look) => {
+                if (look === 1)
+                    this.context.report(`${this.spec.label}: being deleted at the API; waiting for that to end`);
+            },
+        );
+        if (deleting(found))
+            throw new DeletionUnderWayError(
+                this.spec.label,
+                found.id,
+                operation,
+                this.context.clock() - startedAt,
+                deadline.setting,
+            );
         return found;
     }
 
