@@ -20,7 +20,7 @@ import { outcomeUnknown } from "../logic/outcomeUnknown";
 import type { OperationView } from "../protocol/dialects/dialect";
 import type { AsyncApi, Deadline, Found } from "./asyncApi";
 import type { AsyncWrites } from "./asyncWrites";
-import type { CreateScope, SentCreates } from "./sentCreates";
+import { createScopeOf, type SentCreates } from "./sentCreates";
 
 /**
  * One create attempt's end: the outputs, or why the next key (or a resubmit) is tried. "outstanding": the
@@ -147,7 +147,7 @@ export class AsyncCreates {
         let view: OperationView;
         let handle: PendingOperation | undefined;
         let endedAtFirstLook: boolean | undefined;
-        const scope = keyed && token !== undefined ? scopeOf(api, inputs) : undefined;
+        const scope = keyed && token !== undefined ? createScopeOf(api, inputs) : undefined;
         if (scope && token !== undefined) await this.sent.sending(scope, { key: token, body: inputs.body });
         try {
             const submitted = await api.submit(
@@ -350,15 +350,4 @@ export class AsyncCreates {
             );
         return member.id;
     }
-}
-
-/** What a keyed create of this resource is recorded under, when it has a createToken. */
-export function scopeOf(api: AsyncApi, inputs: RawAsyncInputs): CreateScope | undefined {
-    if (inputs.createToken === undefined) return undefined;
-    return {
-        apiUrl: api.baseUrl,
-        collection: api.spec.target.collectionPath,
-        naturalKey: api.spec.key,
-        createToken: inputs.createToken,
-    };
 }

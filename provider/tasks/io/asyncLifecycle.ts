@@ -26,27 +26,21 @@ import {
 import { putRetriesProvisioning, whatTheNextUpDoes } from "../logic/operationErrors";
 import type { OperationView, WriteKind } from "../protocol/dialects/dialect";
 import type { AsyncApi, Deadline, Found } from "./asyncApi";
-import { AsyncCreates, scopeOf } from "./asyncCreates";
+import { AsyncCreates } from "./asyncCreates";
 import { AsyncWrites } from "./asyncWrites";
-import { type CreateScope, NO_SENT_CREATES, type SentCreates } from "./sentCreates";
+import {
+    createScopeOf,
+    deleteRecord,
+    deleteScopeOf,
+    NO_SENT_CREATES,
+    recordedDelete,
+    type SentCreates,
+} from "./sentCreates";
 
 /** How long create, update and delete may take by default: long-running operations take minutes. */
 const DEFAULT_TIMEOUT_MS = 20 * 60_000;
 /** How long a read may take by default. */
 const DEFAULT_READ_TIMEOUT_MS = 5 * 60_000;
-/**
- * What a delete's operation is recorded under in the record of writes in flight (sentCreates.ts): the
- * resource's API id stands where a create's token does, and the record holds the operation's handle.
- */
-function deleteScope(api: AsyncApi, resourceId: string): CreateScope {
-    return {
-        apiUrl: api.baseUrl,
-        collection: api.spec.target.collectionPath,
-        naturalKey: api.spec.key,
-        createToken: `delete ${resourceId}`,
-    };
-}
-
 /** Builds the API of a resource from its inputs (one client per API per process). */
 export type ApiFor = (inputs: AsyncResourceInputs) => AsyncApi;
 
@@ -92,16 +86,11 @@ export class AsyncLifecycle {
         const readIt = () => (byId ? api.get(props.resourceId as string, deadline) : api.lookUp(deadline));
         // A delete of ours whose process never saw it end (killed) is followed to its end first; once it
         // succeeded, reads that lag behind it are read again.
-        const scope = props.resourceId === undefined ? undefined : deleteScope(api, props.resourceId);
+        const scope = props.resourceId === undefined ? undefined : deleteScopeOf(api, props.resourceId);
         const deleting = scope && (await this.sent.unended(scope));
         let deleted = false;
         if (scope && deleting) {
-            const kind = deleting.body.kind;
-            const ended = await this.followQuietly(
-                api,
-                { write: "delete", kind: typeof kind === "string" ? kind : "", ref: deleting.key },
-                deadline,
-            );
+            const ended = await this.followQuietly(api, { write: "delete", ...recordedDelete(deleting) }, deadline);
             deleted = ended?.state === "succeeded";
             await this.sent.ended(scope);
         }
@@ -145,7 +134,7 @@ export class AsyncLifecycle {
         // A deletion of the natural key under way ends before anything is sent: its resource is not this one.
         const found = await api.present(() => api.lookUp(deadline), deadline, "the create");
         const keyed = inputs.createToken !== undefined && api.spec.dialect.tokenReplaysCreate;
-        const scope = keyed && !inputs.adopt ? scopeOf(api, inputs) : undefined;
+        const scope = keyed && !inputs.adopt ? createScopeOf(api, inputs) : undefined;
         const unended = scope && (await this.sent.unended(scope));
         if (unended) {
             // A create of this resource was sent by a process that never saw it end (killed): the same
@@ -301,9 +290,8 @@ export class AsyncLifecycle {
         }
         // Recorded until its end is known: a process killed while it runs leaves the next read something
         // to follow, where a read alone may show the resource as it was (a lagging replica).
-        const scope = deleteScope(api, id);
-        if (submitted.kind === "operation")
-            await this.sent.sending(scope, { key: submitted.handle.ref, body: { kind: submitted.handle.kind } });
+        const scope = deleteScopeOf(api, id);
+        if (submitted.kind === "operation") await this.sent.sending(scope, deleteRecord(submitted.handle));
         const view =
             submitted.kind === "operation"
                 ? await api.follow(submitted.handle, submitted.view, what, startedAt, deadline)

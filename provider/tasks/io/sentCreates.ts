@@ -25,6 +25,9 @@ import { mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "
 import { join } from "node:path";
 import { codeOf } from "../../shared/files/errno";
 import { privateDirectory } from "../../shared/files/privateDirectory";
+import type { RawAsyncInputs } from "../logic/asyncState";
+import type { OperationHandle } from "../protocol/dialects/dialect";
+import type { AsyncApi } from "./asyncApi";
 
 /** What one resource's keyed creates are recorded under: its API, collection, natural key and createToken. */
 export interface CreateScope {
@@ -48,6 +51,32 @@ export interface SentCreates {
     unended(scope: CreateScope): Promise<SentCreate | undefined>;
     /** Forgets the create recorded for this resource: its outcome is known. */
     ended(scope: CreateScope): Promise<void>;
+}
+
+/** The API, collection and natural key of `api`'s resource, which every scope of it starts with. */
+function resourceOf(api: AsyncApi): Omit<CreateScope, "createToken"> {
+    return { apiUrl: api.baseUrl, collection: api.spec.target.collectionPath, naturalKey: api.spec.key };
+}
+
+/** What a keyed create of this resource is recorded under, when it has a createToken. */
+export function createScopeOf(api: AsyncApi, inputs: RawAsyncInputs): CreateScope | undefined {
+    return inputs.createToken === undefined ? undefined : { ...resourceOf(api), createToken: inputs.createToken };
+}
+
+/** What a delete of the resource with API id `resourceId` is recorded under: the id where a create has its token. */
+export function deleteScopeOf(api: AsyncApi, resourceId: string): CreateScope {
+    return { ...resourceOf(api), createToken: `delete ${resourceId}` };
+}
+
+/** A delete's operation as a record holds it: its handle's ref as the key, its kind as the body. */
+export function deleteRecord(handle: OperationHandle): SentCreate {
+    return { key: handle.ref, body: { kind: handle.kind } };
+}
+
+/** The operation a delete's record holds (deleteRecord). */
+export function recordedDelete(record: SentCreate): OperationHandle {
+    const { kind } = record.body;
+    return { kind: typeof kind === "string" ? kind : "", ref: record.key };
 }
 
 /** The environment variable that moves the records elsewhere (tests give each run its own). */
