@@ -5,7 +5,9 @@
 // client's configured backoff paces the polls, and no test waits on a wall clock. How hints of seconds
 // are followed is tested in test/tasks/client/pollHints.test.ts and pollSchedule.test.ts.
 
+import { strict as assert } from "node:assert";
 import { AsyncResourceProvider } from "../../../provider/tasks/asyncResourceProvider";
+import type { AsyncResourceInputs } from "../../../provider/tasks/asyncResourceSchema";
 import type { TaskProcessContext } from "../../../provider/tasks/processContext";
 import { ARM_API_VERSION, startAzureArmServer } from "../../dialects/servers/azureArm";
 import { GUIDELINES_API_VERSIONS, startAzureGuidelinesServer } from "../../dialects/servers/azureGuidelines";
@@ -134,22 +136,74 @@ export const FIXTURES: readonly DialectFixture[] = [
     },
 ];
 
+/** A provider process under test: the provider, its signal's controller (Ctrl-C, a kill), what it reported. */
+export interface ProcessOnFakeTime {
+    readonly provider: AsyncResourceProvider;
+    readonly controller: AbortController;
+    readonly reports: string[];
+}
+
+/** How a provider process on fake time is set up (processOnFakeTime). */
+export interface FakeProcessOptions {
+    readonly env?: Readonly<Record<string, string>>;
+    readonly onWait?: (count: number) => void;
+    readonly killAt?: (method: string, url: string) => boolean;
+}
+
 /**
- * An AsyncResource provider as the engine runs one, in process, on time that passes only when it waits,
- * with `env` as its environment (the token's variable set to `token`).
+ * An AsyncResource provider process as the engine runs one, in process, on time that passes only when it
+ * waits, with `env` over the token's variable and a poll schedule starting at 100 ms. `onWait` runs at
+ * each wait (with its number, from 1) and may abort the signal; `killAt` kills the process as the request
+ * it names is about to be sent: that request and every later one fail, and nothing more is answered.
  */
-export function providerOnFakeTime(env: Readonly<Record<string, string>> = {}): AsyncResourceProvider {
+export function processOnFakeTime(options: FakeProcessOptions = {}): ProcessOnFakeTime {
     let now = Date.parse("2030-01-01T00:00:00.000Z");
+    let waits = 0;
+    let dead = false;
+    const controller = new AbortController();
+    const reports: string[] = [];
     const context: TaskProcessContext = {
         clock: () => now,
         sleep: async (ms, signal) => {
             signal?.throwIfAborted();
             now += ms;
+            options.onWait?.(++waits);
+            signal?.throwIfAborted();
         },
         random: () => 0.5,
-        signal: new AbortController().signal,
-        report: () => {},
+        signal: controller.signal,
+        report: (message) => reports.push(message),
         track: (work) => work,
     };
-    return new AsyncResourceProvider(context, { [TOKEN_ENV]: WIDGETS_TOKEN, TASK_POLL_INITIAL_MS: "1", ...env });
+    const untilKilled: typeof fetch = async (input, init) => {
+        if (!dead && options.killAt?.(init?.method ?? "GET", String(input))) {
+            dead = true;
+            controller.abort(new Error("killed (SIGKILL)"));
+        }
+        if (dead) throw new TypeError("fetch failed: the provider process is dead");
+        return fetch(input, init);
+    };
+    const env = { [TOKEN_ENV]: WIDGETS_TOKEN, TASK_POLL_INITIAL_MS: "100", ...options.env };
+    return { provider: new AsyncResourceProvider(context, env, untilKilled), controller, reports };
+}
+
+/** The inputs `provider`'s check makes of a program's `args`, which must pass it. */
+export async function checked(
+    provider: AsyncResourceProvider,
+    args: Record<string, unknown>,
+): Promise<AsyncResourceInputs> {
+    const { inputs, failures } = await provider.check(
+        {} as AsyncResourceInputs,
+        args as unknown as AsyncResourceInputs,
+    );
+    assert.deepEqual(failures, []);
+    return inputs as AsyncResourceInputs;
+}
+
+/**
+ * An AsyncResource provider as the engine runs one, in process, on time that passes only when it waits,
+ * with `env` as its environment (the token's variable set to `token`).
+ */
+export function providerOnFakeTime(env: Readonly<Record<string, string>> = {}): AsyncResourceProvider {
+    return processOnFakeTime({ env: { TASK_POLL_INITIAL_MS: "1", ...env } }).provider;
 }

@@ -7,10 +7,10 @@
 import { strict as assert } from "node:assert";
 import { startTaskApiServer, type TaskApiServer } from "../../../provider/taskApiServer/taskApiServer";
 import type { AsyncResourceProvider } from "../../../provider/tasks/asyncResourceProvider";
-import type { AsyncResourceInputs, AsyncResourceOutputs } from "../../../provider/tasks/asyncResourceSchema";
+import type { AsyncResourceOutputs } from "../../../provider/tasks/asyncResourceSchema";
 import { DATASTORES_PATH, GIB } from "../../../provider/tasks/protocol/wire";
 import { greenlakeArgs } from "../../support/greenlakeResource";
-import { providerOnFakeTime } from "./dialectFixtures";
+import { checked, providerOnFakeTime } from "./dialectFixtures";
 
 const TOKEN = "greenlake-dialect-token";
 
@@ -18,15 +18,6 @@ const providerFor = (): AsyncResourceProvider => providerOnFakeTime({ GREENLAKE_
 
 function args(url: string, name: string, createToken?: string): Record<string, unknown> {
     return { ...greenlakeArgs(url, name), ...(createToken ? { createToken } : {}) };
-}
-
-async function checked(provider: AsyncResourceProvider, given: Record<string, unknown>): Promise<AsyncResourceInputs> {
-    const { inputs, failures } = await provider.check(
-        {} as AsyncResourceInputs,
-        given as unknown as AsyncResourceInputs,
-    );
-    assert.deepEqual(failures, []);
-    return inputs as AsyncResourceInputs;
 }
 
 describe("tasks.AsyncResource, greenlake dialect, against the package's GreenLake task API server", () => {

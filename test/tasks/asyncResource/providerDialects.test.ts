@@ -4,51 +4,12 @@
 // the same resources through `pulumi up`; this one covers the scenario matrix.
 
 import { strict as assert } from "node:assert";
-import { AsyncResourceProvider } from "../../../provider/tasks/asyncResourceProvider";
+import type { AsyncResourceProvider } from "../../../provider/tasks/asyncResourceProvider";
 import type { AsyncResourceInputs, AsyncResourceOutputs } from "../../../provider/tasks/asyncResourceSchema";
 import { PartialStateError } from "../../../provider/tasks/errors/partialStateError";
 import { ResourceExistsError } from "../../../provider/tasks/errors/resourceExistsError";
-import type { TaskProcessContext } from "../../../provider/tasks/processContext";
 import { type DialectServer, randomFaults, scriptedFaults, scriptedOperations } from "../../dialects/servers/kit";
-import { FIXTURES, TOKEN_ENV, WIDGETS_TOKEN } from "./dialectFixtures";
-
-const START = Date.parse("2030-01-01T00:00:00.000Z");
-
-/** A provider process as the engine runs it, with time that passes only when it waits. */
-function providerFor(options: { onWait?: (count: number) => void; env?: Readonly<Record<string, string>> } = {}) {
-    let now = START;
-    let waits = 0;
-    const controller = new AbortController();
-    const reports: string[] = [];
-    const context: TaskProcessContext = {
-        clock: () => now,
-        sleep: async (ms, signal) => {
-            signal?.throwIfAborted();
-            now += ms;
-            options.onWait?.(++waits);
-            signal?.throwIfAborted();
-        },
-        random: () => 0.5,
-        signal: controller.signal,
-        report: (message) => reports.push(message),
-        track: (work) => work,
-    };
-    const provider = new AsyncResourceProvider(context, {
-        [TOKEN_ENV]: WIDGETS_TOKEN,
-        TASK_POLL_INITIAL_MS: "100",
-        ...options.env,
-    });
-    return { provider, controller, reports };
-}
-
-async function checked(provider: AsyncResourceProvider, args: Record<string, unknown>): Promise<AsyncResourceInputs> {
-    const { inputs, failures } = await provider.check(
-        {} as AsyncResourceInputs,
-        args as unknown as AsyncResourceInputs,
-    );
-    assert.deepEqual(failures, []);
-    return inputs as AsyncResourceInputs;
-}
+import { checked, FIXTURES, processOnFakeTime } from "./dialectFixtures";
 
 /** A create that must succeed, with its outputs. */
 async function create(provider: AsyncResourceProvider, inputs: AsyncResourceInputs) {
@@ -81,7 +42,7 @@ for (const fixture of FIXTURES) {
 
         it("creates, reads, updates in place, refreshes drift and deletes (confirmed gone)", async () => {
             server = await fixture.start();
-            const { provider, reports } = providerFor({ env: fixture.env });
+            const { provider, reports } = processOnFakeTime({ env: fixture.env });
             const inputs = await checked(provider, fixture.args(server.url, "w1", 3));
             const created = await create(provider, inputs);
             assert.equal(created.id, "w1");
@@ -114,7 +75,7 @@ for (const fixture of FIXTURES) {
 
         it("a failed create is tainted partial state holding what exists; untaint finds it, or creates it again", async () => {
             server = await fixture.start({ operations: scriptedOperations({ kind: "create", outcome: "failed" }) });
-            const { provider } = providerFor({ env: fixture.env });
+            const { provider } = processOnFakeTime({ env: fixture.env });
             const inputs = await checked(provider, fixture.args(server.url, "w1", 3));
             const { outs, error } = await partial(provider.create(inputs));
             assert.equal(outs.tainted, true);
@@ -131,7 +92,7 @@ for (const fixture of FIXTURES) {
             server = await fixture.start({
                 faults: scriptedFaults([{ operation: "create", fault: { kind: "lose-answer" }, times: 6 }]),
             });
-            const { provider } = providerFor({ env: fixture.env });
+            const { provider } = processOnFakeTime({ env: fixture.env });
             const inputs = await checked(provider, {
                 ...fixture.args(server.url, "w1", 3),
                 createToken: "7d1f0c3e-0000-4000-8000-00000000000a",
@@ -154,7 +115,7 @@ for (const fixture of FIXTURES) {
 
         it("Ctrl-C while the operation runs: partial state with its handle; the next up follows it to its end", async () => {
             server = await fixture.start({ operations: scriptedOperations({ kind: "create", pollsToFinish: 4 }) });
-            const interrupted = providerFor({
+            const interrupted = processOnFakeTime({
                 env: fixture.env,
                 onWait: (count) => count === 2 && interrupted.controller.abort(new Error("cancelled (Ctrl-C)")),
             });
@@ -164,7 +125,7 @@ for (const fixture of FIXTURES) {
             assert.match(error.message, /follows it to its end/);
             if (fixture.dialect !== "azure-arm" || outs.operation)
                 assert.ok(outs.operation?.ref, "the handle is recorded");
-            const next = providerFor({ env: fixture.env });
+            const next = processOnFakeTime({ env: fixture.env });
             const resumed = await next.provider.update("w1", outs, inputs);
             assert.ok(resumed.outs?.resourceId);
             assert.equal(resumed.outs?.operation, undefined);
@@ -173,9 +134,9 @@ for (const fixture of FIXTURES) {
 
         it("a resource made outside the stack is refused without adopt, and taken over with it", async () => {
             server = await fixture.start();
-            const outsider = providerFor({ env: fixture.env });
+            const outsider = processOnFakeTime({ env: fixture.env });
             await outsider.provider.create(await checked(outsider.provider, fixture.args(server.url, "w1", 3)));
-            const { provider } = providerFor({ env: fixture.env });
+            const { provider } = processOnFakeTime({ env: fixture.env });
             const inputs = await checked(provider, fixture.args(server.url, "w1", 4));
             await assert.rejects(
                 provider.create(inputs),
@@ -193,7 +154,7 @@ for (const fixture of FIXTURES) {
 
         it("a canceled create is tainted like a failed one; the next up replaces it, one resource at most", async () => {
             server = await fixture.start({ operations: scriptedOperations({ kind: "create", outcome: "canceled" }) });
-            const { provider } = providerFor({ env: fixture.env });
+            const { provider } = processOnFakeTime({ env: fixture.env });
             const inputs = await checked(provider, fixture.args(server.url, "w1", 3));
             const { outs, error } = await partial(provider.create(inputs));
             assert.equal(outs.tainted, true);
@@ -211,7 +172,7 @@ for (const fixture of FIXTURES) {
                     { kind: "update", resultLate: true },
                 ),
             });
-            const { provider } = providerFor({ env: fixture.env });
+            const { provider } = processOnFakeTime({ env: fixture.env });
             const created = await create(provider, await checked(provider, fixture.args(server.url, "w1", 3)));
             assert.ok(created.outs.resourceId);
             const news = await checked(provider, fixture.args(server.url, "w1", 8));
@@ -227,17 +188,17 @@ for (const fixture of FIXTURES) {
         if (fixture.dialect === "generic")
             it("an update while an operation an interrupted up left runs on the resource waits for it, then sends the body", async () => {
                 server = await fixture.start({ operations: scriptedOperations({ kind: "update", pollsToFinish: 6 }) });
-                const { provider } = providerFor({ env: fixture.env });
+                const { provider } = processOnFakeTime({ env: fixture.env });
                 const created = await create(provider, await checked(provider, fixture.args(server.url, "w1", 3)));
                 // An up killed while its update ran: the engine kept the state from before it.
-                const killed = providerFor({
+                const killed = processOnFakeTime({
                     env: fixture.env,
                     onWait: (count) => count === 1 && killed.controller.abort(new Error("killed")),
                 });
                 await killed.provider
                     .update("w1", created.outs, await checked(killed.provider, fixture.args(server.url, "w1", 5)))
                     .catch(() => undefined);
-                const next = providerFor({ env: fixture.env });
+                const next = processOnFakeTime({ env: fixture.env });
                 const updated = await next.provider.update(
                     "w1",
                     created.outs,
@@ -250,7 +211,7 @@ for (const fixture of FIXTURES) {
 
         it("30% of requests throttled: create, update and delete still end well, within the deadline", async () => {
             server = await fixture.start({ faults: randomFaults({ seed: 19, rate: 0.3, kinds: ["throttle"] }) });
-            const { provider } = providerFor({ env: fixture.env });
+            const { provider } = processOnFakeTime({ env: fixture.env });
             const inputs = await checked(provider, fixture.args(server.url, "w1", 3));
             const created = await create(provider, inputs);
             const news = await checked(provider, fixture.args(server.url, "w1", 6));

@@ -9,13 +9,17 @@ import { strict as assert } from "node:assert";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AsyncResourceProvider } from "../../../provider/tasks/asyncResourceProvider";
-import type { AsyncResourceInputs, AsyncResourceOutputs } from "../../../provider/tasks/asyncResourceSchema";
+import type { AsyncResourceOutputs } from "../../../provider/tasks/asyncResourceSchema";
 import { type CreateScope, SENT_CREATES_DIR_ENV, sentCreatesIn } from "../../../provider/tasks/io/sentCreates";
-import type { TaskProcessContext } from "../../../provider/tasks/processContext";
 import { type GenericServer, startGenericServer } from "../../dialects/servers/generic";
 import { heldOperations, scriptedOperations } from "../../dialects/servers/kit";
-import { FIXTURES, TOKEN_ENV, WIDGETS_TOKEN } from "../asyncResource/dialectFixtures";
+import {
+    checked,
+    type FakeProcessOptions,
+    FIXTURES,
+    processOnFakeTime,
+    WIDGETS_TOKEN,
+} from "../asyncResource/dialectFixtures";
 
 const SCOPE: CreateScope = {
     apiUrl: "https://api.example",
@@ -88,7 +92,9 @@ describe("the record of keyed creates in flight", () => {
             assert.ok(fixture);
             const args = (size: number) => ({ ...fixture.args(server.url, "w1", size), createToken: "token-8f1c" });
             // The first process is killed while it follows its create: the engine hears nothing.
-            const killed = processOf(directory, () => killed.controller.abort(new Error("killed (SIGKILL)")));
+            const killed = processOf(directory, {
+                onWait: () => killed.controller.abort(new Error("killed (SIGKILL)")),
+            });
             await killed.provider.create(await checked(killed.provider, args(3))).catch(() => undefined);
             assert.equal(server.resources().length, 0);
             assert.equal(readdirSync(directory).length, 1);
@@ -127,11 +133,9 @@ describe("the record of keyed creates in flight", () => {
             assert.ok(fixture);
             const args = { ...fixture.args(server.url, "w1", 3), createToken: "token-8f1c" };
             // Killed as it reads the widget its operation made (an item's path; the lookup is a list's).
-            const killed = processOf(
-                directory,
-                undefined,
-                (method, url) => method === "GET" && url.includes("/widgets/"),
-            );
+            const killed = processOf(directory, {
+                killAt: (method, url) => method === "GET" && url.includes("/widgets/"),
+            });
             await killed.provider.create(await checked(killed.provider, args)).catch(() => undefined);
             assert.equal(server.counts().creates, 1);
             // The next up, with the program's size changed: the old key with the new body is refused (422).
@@ -161,11 +165,9 @@ describe("the record of keyed creates in flight", () => {
             const outs = created.outs as AsyncResourceOutputs;
             // Killed as it looks at its delete's operation the second time: the engine keeps the resource.
             let looks = 0;
-            const killed = processOf(
-                directory,
-                undefined,
-                (method, url) => method === "GET" && url.includes("/monitors/") && ++looks === 2,
-            );
+            const killed = processOf(directory, {
+                killAt: (method, url) => method === "GET" && url.includes("/monitors/") && ++looks === 2,
+            });
             await killed.provider.delete("w1", outs).catch(() => undefined);
             assert.equal(server.resources().length, 1);
             // The operation runs on at the API; the next refresh follows it to its end before it answers.
@@ -178,51 +180,7 @@ describe("the record of keyed creates in flight", () => {
     });
 });
 
-/** A provider process on time that passes only when it waits; `onWait` runs at its first wait. */
-function processOf(
-    directory: string,
-    onWait?: () => void,
-    /** Kills the process as this request is about to be sent: it and every later one fail, nothing more is answered. */
-    killAt?: (method: string, url: string) => boolean,
-) {
-    let now = Date.parse("2030-01-01T00:00:00.000Z");
-    const controller = new AbortController();
-    const reports: string[] = [];
-    const context: TaskProcessContext = {
-        clock: () => now,
-        sleep: async (ms, signal) => {
-            signal?.throwIfAborted();
-            now += ms;
-            onWait?.();
-            signal?.throwIfAborted();
-        },
-        random: () => 0.5,
-        signal: controller.signal,
-        report: (message) => reports.push(message),
-        track: (work) => work,
-    };
-    let dead = false;
-    const fetchUntilKilled: typeof fetch = async (input, init) => {
-        if (!dead && killAt?.(init?.method ?? "GET", String(input))) {
-            dead = true;
-            controller.abort(new Error("killed (SIGKILL)"));
-        }
-        if (dead) throw new TypeError("fetch failed: the provider process is dead");
-        return fetch(input, init);
-    };
-    const provider = new AsyncResourceProvider(
-        context,
-        { [TOKEN_ENV]: WIDGETS_TOKEN, TASK_POLL_INITIAL_MS: "100", [SENT_CREATES_DIR_ENV]: directory },
-        fetchUntilKilled,
-    );
-    return { provider, controller, reports };
-}
-
-async function checked(provider: AsyncResourceProvider, args: Record<string, unknown>): Promise<AsyncResourceInputs> {
-    const { inputs, failures } = await provider.check(
-        {} as AsyncResourceInputs,
-        args as unknown as AsyncResourceInputs,
-    );
-    assert.deepEqual(failures, []);
-    return inputs as AsyncResourceInputs;
+/** A provider process on fake time (processOnFakeTime) that keeps its record of writes in flight in `directory`. */
+function processOf(directory: string, options: Omit<FakeProcessOptions, "env"> = {}) {
+    return processOnFakeTime({ ...options, env: { [SENT_CREATES_DIR_ENV]: directory } });
 }
