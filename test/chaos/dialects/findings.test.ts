@@ -31,6 +31,13 @@ const TOKEN = "tok-finding-0001";
 
 type Props = Record<string, unknown>;
 
+/** Wraps one request of a process under test (processOf's `fetch`). */
+type FetchHook = (
+    send: () => Promise<Response>,
+    request: { method: string; url: string; body: string },
+    stop: () => void,
+) => Promise<Response>;
+
 /** A provider process: time passes only when it waits; `interrupt` and `fetch` let a test stop it where it wants. */
 function processOf(
     server: ChaosServer,
@@ -40,11 +47,7 @@ function processOf(
         /** Where it records its keyed creates in flight (sentCreates.ts); by default this user's directory. */
         sentCreates?: string;
         /** Wraps each request; `stop` aborts the process's signal (Ctrl-C, or a kill when its answers are then ignored). */
-        fetch?: (
-            send: () => Promise<Response>,
-            request: { method: string; url: string; body: string },
-            stop: () => void,
-        ) => Promise<Response>;
+        fetch?: FetchHook;
     } = {},
 ) {
     let now = START;
@@ -77,6 +80,23 @@ function processOf(
         ...(options.sentCreates === undefined ? {} : { [SENT_CREATES_DIR_ENV]: options.sentCreates }),
     };
     return { provider: new AsyncResourceProvider(context, env, wrapped), stop };
+}
+
+/** A process's `fetch` option: it dies with the answer to its first POST (a kill, once its answers are ignored). */
+const DIES_WITH_ITS_POST: FetchHook = async (send, request, stop) => {
+    const answer = await send();
+    if (request.method === "POST") stop();
+    return answer;
+};
+
+/** Runs `work` with two fresh directories for processes' records of writes in flight, removed after. */
+async function withTwoRecords(work: (first: string, second: string) => Promise<void>): Promise<void> {
+    const [first, second] = [1, 2].map(() => mkdtempSync(join(tmpdir(), "findings-sent-"))) as [string, string];
+    try {
+        await work(first, second);
+    } finally {
+        for (const directory of [first, second]) rmSync(directory, { recursive: true, force: true });
+    }
 }
 
 async function start(dialect: string, variant: ServerVariant = {}, operations: OperationPlan = fixedOperations({})) {
@@ -303,13 +323,7 @@ describe("chaos against every dialect's server: findings, each as the smallest p
 
     it("F: a keyed create whose first request is still under way waits for it (heal; replay: generic seed 16)", async () => {
         server = await start("generic", {}, scriptedOperations({ kind: "create", pollsToFinish: 3 }));
-        const first = processOf(server, {
-            fetch: async (send, request, stop) => {
-                const answer = await send();
-                if (request.method === "POST") stop(); // the process dies with the answer
-                return answer;
-            },
-        });
+        const first = processOf(server, { fetch: DIES_WITH_ITS_POST });
         const inputs = await inputsOf(first.provider, server, "w1", 3, { createToken: TOKEN });
         await outcome(first.provider.create(inputs));
         const error = await outcome(processOf(server).provider.create(inputs));
@@ -319,46 +333,30 @@ describe("chaos against every dialect's server: findings, each as the smallest p
 
     it("F2: a key the API says is outstanding for longer than six looks is waited out, never followed by a next key (duplicates; replay: generic seed 5383)", async () => {
         const operations = scriptedOperations({ kind: "create", pollsToFinish: 24 });
-        server = await start("generic", { allowDuplicateNames: true }, operations);
+        const started = await start("generic", { allowDuplicateNames: true }, operations);
+        server = started;
         // Each process its own record of creates in flight: the second cannot lean on the first's.
-        const directories = [1, 2].map(() => mkdtempSync(join(tmpdir(), "findings-sent-")));
-        try {
-            const first = processOf(server, {
-                sentCreates: directories[0],
-                fetch: async (send, request, stop) => {
-                    const answer = await send();
-                    if (request.method === "POST") stop(); // the process dies with the answer
-                    return answer;
-                },
-            });
-            const inputs = await inputsOf(first.provider, server, "w1", 3, { createToken: TOKEN });
+        await withTwoRecords(async (firstRecord, nextRecord) => {
+            const first = processOf(started, { sentCreates: firstRecord, fetch: DIES_WITH_ITS_POST });
+            const inputs = await inputsOf(first.provider, started, "w1", 3, { createToken: TOKEN });
             await outcome(first.provider.create(inputs));
-            const next = processOf(server, { sentCreates: directories[1] });
+            const next = processOf(started, { sentCreates: nextRecord });
             const error = await outcome(next.provider.create(inputs));
             assert.equal(error, undefined, String(error));
-            await server.settle();
-            assert.deepEqual(liveNames(server), ["w1"], "the first request's widget, and no second");
-        } finally {
-            for (const directory of directories) rmSync(directory, { recursive: true, force: true });
-        }
+            await started.settle();
+            assert.deepEqual(liveNames(started), ["w1"], "the first request's widget, and no second");
+        });
     });
 
     it("F3: a key still outstanding at the create's deadline is a pending create, and no next key is sent (duplicates)", async () => {
-        server = await start("generic", { allowDuplicateNames: true }, heldOperations("create"));
-        const directories = [1, 2].map(() => mkdtempSync(join(tmpdir(), "findings-sent-")));
-        try {
-            const first = processOf(server, {
-                sentCreates: directories[0],
-                fetch: async (send, request, stop) => {
-                    const answer = await send();
-                    if (request.method === "POST") stop();
-                    return answer;
-                },
-            });
+        const started = await start("generic", { allowDuplicateNames: true }, heldOperations("create"));
+        server = started;
+        await withTwoRecords(async (firstRecord, nextRecord) => {
+            const first = processOf(started, { sentCreates: firstRecord, fetch: DIES_WITH_ITS_POST });
             const extra = { createToken: TOKEN, timeouts: { create: "1m" } };
-            await outcome(first.provider.create(await inputsOf(first.provider, server, "w1", 3, extra)));
-            const next = processOf(server, { sentCreates: directories[1] });
-            const error = await outcome(next.provider.create(await inputsOf(next.provider, server, "w1", 3, extra)));
+            await outcome(first.provider.create(await inputsOf(first.provider, started, "w1", 3, extra)));
+            const next = processOf(started, { sentCreates: nextRecord });
+            const error = await outcome(next.provider.create(await inputsOf(next.provider, started, "w1", 3, extra)));
             assert.ok(error instanceof PartialStateError, String(error));
             assert.equal(error.properties.tainted, false);
             assert.equal(error.properties.resourceId, undefined);
@@ -366,23 +364,22 @@ describe("chaos against every dialect's server: findings, each as the smallest p
                 error.message,
                 /the API still processes an earlier create request with this resource's key .* at the create's deadline, so its outcome is unknown and no other was sent/,
             );
-            const posts = server.server.counts().creates;
+            const posts = started.server.counts().creates;
             assert.equal(posts, 0, "nothing was made while the first request ran");
-        } finally {
-            for (const directory of directories) rmSync(directory, { recursive: true, force: true });
-        }
+        });
     });
 
     for (const where of ["another machine", "the same user's machine"] as const)
         it(`J: a create token sent earlier with another body, from ${where} (heal; replay: aws-cloudcontrol seed 27)`, async () => {
-            server = await start("aws-cloudcontrol", {}, scriptedOperations({ kind: "create", pollsToFinish: 2 }));
+            const started = await start(
+                "aws-cloudcontrol",
+                {},
+                scriptedOperations({ kind: "create", pollsToFinish: 2 }),
+            );
+            server = started;
             // The first process's record, and another machine's (which has none).
-            const [directory, another] = [1, 2].map(() => mkdtempSync(join(tmpdir(), "findings-sent-"))) as [
-                string,
-                string,
-            ];
-            try {
-                const first = processOf(server, {
+            await withTwoRecords(async (directory, another) => {
+                const first = processOf(started, {
                     sentCreates: directory,
                     fetch: async (send, request, stop) => {
                         const answer = await send();
@@ -391,12 +388,12 @@ describe("chaos against every dialect's server: findings, each as the smallest p
                     },
                 });
                 const token = { createToken: TOKEN };
-                await outcome(first.provider.create(await inputsOf(first.provider, server, "w1", 3, token)));
-                await server.settle();
-                const { provider } = processOf(server, {
+                await outcome(first.provider.create(await inputsOf(first.provider, started, "w1", 3, token)));
+                await started.settle();
+                const { provider } = processOf(started, {
                     sentCreates: where === "another machine" ? another : directory,
                 });
-                const error = await outcome(provider.create(await inputsOf(provider, server, "w1", 4, token)));
+                const error = await outcome(provider.create(await inputsOf(provider, started, "w1", 4, token)));
                 if (where === "another machine")
                     // Nothing tells it the resource is its own: an error that says what to do, never a raw one.
                     assert.match(
@@ -407,11 +404,9 @@ describe("chaos against every dialect's server: findings, each as the smallest p
                 else {
                     // The record of the create in flight replays it: its resource, with the program's body.
                     assert.equal(error, undefined, String(error));
-                    assert.deepEqual(liveNames(server), ["w1"]);
+                    assert.deepEqual(liveNames(started), ["w1"]);
                 }
-            } finally {
-                for (const made of [directory, another]) rmSync(made, { recursive: true, force: true });
-            }
+            });
         });
 
     it("P: a pending create resumed after the program added a createToken is its own (heal; replay: generic seed 288)", async () => {
