@@ -154,6 +154,13 @@ export class AsyncApi {
         return this.recordOf({ method: "GET", path: location, repeatable: true }, deadline, undefined);
     }
 
+    /** How long `settled`'s looks span at most: a read still absent after it does not lag, it is gone. */
+    get settleSpanMs(): number {
+        let span = 0;
+        for (let look = 1; look < SETTLE_LOOKS; look++) span += doublingWaitMs(look - 1, this.schedule);
+        return span;
+    }
+
     /**
      * Reads after an operation said it ended well, as long as the API's reads lag behind it (a replica,
      * an eventually consistent list): looks again, after the poll schedule's doubling waits, until

@@ -20,14 +20,16 @@ import { outcomeUnknown } from "../logic/outcomeUnknown";
 import type { OperationView } from "../protocol/dialects/dialect";
 import type { AsyncApi, Deadline, Found } from "./asyncApi";
 import type { AsyncWrites } from "./asyncWrites";
-import { createScopeOf, type SentCreates } from "./sentCreates";
+import { createScopeOf, recordedSpent, type SentCreates, spentRecord, spentScopeOf } from "./sentCreates";
 
 /**
- * One create attempt's end: the outputs, or why the next key (or a resubmit) is tried. "outstanding": the
- * API said a request with this key is still being processed; "in-progress": a conflict that may be
- * that, or a refusal stored for the key.
+ * One create attempt's end: the outputs, or why the next key (or a resubmit) is tried. "spent": the key's
+ * operation ended and left nothing; "reused": the API refused the key as sent before with another body;
+ * "absent": what the key's operation made reads as gone, but the deadline came before the reads could
+ * rule out a lag; "outstanding": the API said a request with this key is still being processed;
+ * "in-progress": a conflict that may be that, or a refusal stored for the key.
  */
-type Attempt = AsyncResourceOutputs | "spent" | "resubmit" | "in-progress" | "outstanding";
+type Attempt = AsyncResourceOutputs | "spent" | "reused" | "absent" | "resubmit" | "in-progress" | "outstanding";
 
 /** How many times a key refused as in progress is sent again before the refusal is taken as stored. [F] */
 const IN_PROGRESS_LOOKS = 6;
@@ -79,7 +81,16 @@ export class AsyncCreates {
             }
             return this.writes.takeOver(api, inputs, found, deadline);
         }
-        for (let generation = 0, waits = 0; generation < MAX_CREATE_GENERATIONS; generation++) {
+        // Keys this machine saw spent are not walked again: a create whose deadline is shorter than the
+        // chain (a delete of a pending create) goes on from where the last one stopped.
+        const chain = keyed ? spentScopeOf(api, inputs) : undefined;
+        const spent = chain ? recordedSpent(await this.sent.unended(chain)) : { below: 0 };
+        const first = spent.below;
+        if (first > 0)
+            this.report(
+                `${api.spec.label}: the first ${first} keys of its createToken were spent earlier; going on from there`,
+            );
+        for (let generation = first, waits = 0; generation < MAX_CREATE_GENERATIONS; generation++) {
             // Without a createToken, a key of this request alone: its retries after a lost answer replay
             // (and an API that requires the key gets one); a later `up` finds it by its natural key.
             const again = sentKey !== undefined && generation === 0;
@@ -92,8 +103,27 @@ export class AsyncCreates {
                         ? randomUUID()
                         : undefined;
             const attemptKeyed = inputs.createToken !== undefined ? keyed : again && replays;
-            const attempt = await this.createOnce(api, inputs, deadline, token, found, attemptKeyed, claimed);
+            const startedAt = this.clock();
+            const absentSince = spent.absent?.generation === generation ? spent.absent.since : undefined;
+            const attempt = await this.createOnce(
+                api,
+                inputs,
+                deadline,
+                token,
+                found,
+                attemptKeyed,
+                claimed,
+                absentSince,
+            );
             if (typeof attempt !== "string") return attempt;
+            if (chain && attempt === "spent") await this.sent.sending(chain, spentRecord({ below: generation + 1 }));
+            if (attempt === "absent") {
+                // Its operation ended before this attempt began, so the absence dates from then at the latest.
+                const since = absentSince ?? startedAt;
+                if (chain)
+                    await this.sent.sending(chain, spentRecord({ below: generation, absent: { generation, since } }));
+                throw new CreateTokenSpentError(api.spec.label, generation + 1, deadline.setting);
+            }
             const left = deadline.at - this.clock();
             if (attempt === "outstanding") {
                 // The API says the first request with this key is still being processed: only its end tells
@@ -119,11 +149,11 @@ export class AsyncCreates {
                 generation--;
                 continue;
             }
-            if (attempt === "spent" && generation === 0)
+            if ((attempt === "spent" || attempt === "reused") && generation === first)
                 this.report(
                     `${api.spec.label}: createToken ${inputs.createToken} was spent earlier; trying its next key`,
                 );
-            await this.sleep(Math.min(doublingWaitMs(generation, this.schedule), left), this.signal);
+            await this.sleep(Math.min(doublingWaitMs(generation - first, this.schedule), left), this.signal);
             // A wait that reached the deadline sends no further create: nothing more is made.
             if (deadline.at - this.clock() <= 0)
                 throw new CreateTokenSpentError(api.spec.label, generation + 1, deadline.setting);
@@ -140,6 +170,8 @@ export class AsyncCreates {
         found: Found | undefined,
         keyed: boolean,
         claimed: boolean,
+        /** Since when (the clock's ms) what this key's operation made has read as gone, as recorded. */
+        absentSince: number | undefined,
     ): Promise<Attempt> {
         const { spec } = api;
         const what = `the create of ${spec.label}`;
@@ -199,9 +231,18 @@ export class AsyncCreates {
             const reason = `the create request's outcome is unknown (the API accepted it, ${view.status}, but gave no way to follow it). The resource may exist: the next \`pulumi up\` finds it by ${how} and records it, or creates it`;
             throw partialState(inputs, spec.key, spec.label, outputsOf(inputs, { tainted: false }), reason);
         }
+        // Gone for longer than a read may lag: one read tells. [5756]
+        const settledLongAgo = absentSince !== undefined && this.clock() - absentSince >= api.settleSpanMs;
+        const settleFrom = this.clock();
         let made: Found | "gone" | undefined;
         try {
-            made = await this.madeBy(api, view, deadline, view.state === "succeeded" && !replayed);
+            made = await this.madeBy(
+                api,
+                view,
+                deadline,
+                view.state === "succeeded" && !replayed,
+                settledLongAgo ? 1 : undefined,
+            );
         } catch (error) {
             const next =
                 view.state === "succeeded" ? "the next `pulumi up` reads it again" : whatTheNextUpDoes(spec, "unseen");
@@ -210,8 +251,11 @@ export class AsyncCreates {
             const known = { operation: handle, tainted: failed, ...(failed ? { taintReason: reason } : {}) };
             throw partialState(inputs, spec.key, spec.label, outputsOf(inputs, known), reason);
         }
-        await outcomeKnown();
         const resource = made === "gone" ? undefined : made;
+        // The deadline cut the reads short: the key is not known spent, and the next create reads it again.
+        if (replayed && made === "gone" && !settledLongAgo && this.clock() - settleFrom < api.settleSpanMs)
+            return "absent";
+        await outcomeKnown();
         // A create that failed while a resource held the key before it (Cloud Control's FAILED
         // AlreadyExists): what the key names now is that resource, which this create did not make. [O]
         if (view.state !== "succeeded" && found !== undefined && resource?.id === found.id)
@@ -288,7 +332,7 @@ export class AsyncCreates {
                 ? this.writes.claimOrTakeOver(api, inputs, existing, deadline)
                 : this.writes.takeOver(api, inputs, existing, deadline);
         }
-        if (meaning === "token-reused" && keyed && !found) return "spent";
+        if (meaning === "token-reused" && keyed && !found) return "reused";
         // The key was sent before with another body (an earlier create of this resource, whose body the
         // program has changed since): the user is the one to say whether what holds the key is theirs. [J]
         if (meaning === "token-reused" && keyed && found)
@@ -318,6 +362,7 @@ export class AsyncCreates {
         view: OperationView,
         deadline: Deadline,
         lookUpUnnamed: boolean,
+        looks?: number,
     ): Promise<Found | "gone" | undefined> {
         const { spec } = api;
         const named = spec.keyIsId
@@ -328,11 +373,12 @@ export class AsyncCreates {
         // The operation ended: a read that finds nothing may only lag behind it, so it looks again first.
         const exists = (found: Found | undefined) => found !== undefined;
         let made: Found | undefined;
-        if (named !== undefined) made = await api.settled(() => api.get(named, deadline), exists, deadline);
+        if (named !== undefined) made = await api.settled(() => api.get(named, deadline), exists, deadline, looks);
         else if (view.resourceLocation) {
             const location = view.resourceLocation;
-            made = await api.settled(() => api.getAt(location, deadline), exists, deadline);
-        } else return lookUpUnnamed ? await api.settled(() => api.lookUp(deadline), exists, deadline) : undefined;
+            made = await api.settled(() => api.getAt(location, deadline), exists, deadline, looks);
+        } else
+            return lookUpUnnamed ? await api.settled(() => api.lookUp(deadline), exists, deadline, looks) : undefined;
         if (!made) return "gone";
         api.checkKey(made, `the create of ${spec.label}`);
         return made;

@@ -79,6 +79,43 @@ export function recordedDelete(record: SentCreate): OperationHandle {
     return { kind: typeof kind === "string" ? kind : "", ref: record.key };
 }
 
+/**
+ * How far this resource's createToken chain is known to be spent: every key before generation `below`
+ * (spent is for good: a key's operation ended, and what it made is gone). `absent`: the resource that
+ * generation `below`'s operation made read as gone since `since` (the clock's ms), but not for long
+ * enough to rule out a read that lags.
+ */
+export interface SpentKeys {
+    readonly below: number;
+    readonly absent?: { readonly generation: number; readonly since: number };
+}
+
+/**
+ * What the spent keys of a keyed create are recorded under: the resource's scope, its token marked as the
+ * chain's, so that a create that cannot walk the whole chain within its deadline (a delete of a pending
+ * create with a short timeouts.delete) goes on from where the last one stopped instead of starting over.
+ */
+export function spentScopeOf(api: AsyncApi, inputs: RawAsyncInputs): CreateScope | undefined {
+    return inputs.createToken === undefined
+        ? undefined
+        : { ...resourceOf(api), createToken: `spent ${inputs.createToken}` };
+}
+
+/** Spent keys as a record holds them: the first key not known spent as the key, the absence as the body. */
+export function spentRecord(spent: SpentKeys): SentCreate {
+    return { key: String(spent.below), body: spent.absent ? { ...spent.absent } : {} };
+}
+
+/** The spent keys a record holds (spentRecord); none when there is no record, or none that reads whole. */
+export function recordedSpent(record: SentCreate | undefined): SpentKeys {
+    const below = Number(record?.key);
+    if (record === undefined || !Number.isSafeInteger(below) || below < 0) return { below: 0 };
+    const { generation, since } = record.body;
+    return typeof generation === "number" && typeof since === "number"
+        ? { below, absent: { generation, since } }
+        : { below };
+}
+
 /** The environment variable that moves the records elsewhere (tests give each run its own). */
 export const SENT_CREATES_DIR_ENV = "PULUMI_LIFECYCLE_SENT_CREATES_DIR";
 

@@ -136,6 +136,9 @@ export const FIXTURES: readonly DialectFixture[] = [
     },
 ];
 
+/** When a provider process on fake time starts, unless told otherwise. */
+export const FAKE_EPOCH = Date.parse("2030-01-01T00:00:00.000Z");
+
 /** A provider process under test: the provider, its signal's controller (Ctrl-C, a kill), what it reported. */
 export interface ProcessOnFakeTime {
     readonly provider: AsyncResourceProvider;
@@ -148,6 +151,8 @@ export interface FakeProcessOptions {
     readonly env?: Readonly<Record<string, string>>;
     readonly onWait?: (count: number) => void;
     readonly killAt?: (method: string, url: string) => boolean;
+    /** The process's clock at its start (ms since the epoch): a later process of the same machine starts later. */
+    readonly startsAt?: number;
 }
 
 /**
@@ -157,7 +162,7 @@ export interface FakeProcessOptions {
  * it names is about to be sent: that request and every later one fail, and nothing more is answered.
  */
 export function processOnFakeTime(options: FakeProcessOptions = {}): ProcessOnFakeTime {
-    let now = Date.parse("2030-01-01T00:00:00.000Z");
+    let now = options.startsAt ?? FAKE_EPOCH;
     let waits = 0;
     let dead = false;
     const controller = new AbortController();

@@ -15,6 +15,7 @@ import { type GenericServer, startGenericServer } from "../../dialects/servers/g
 import { heldOperations, scriptedOperations } from "../../dialects/servers/kit";
 import {
     checked,
+    FAKE_EPOCH,
     type FakeProcessOptions,
     FIXTURES,
     processOnFakeTime,
@@ -176,6 +177,49 @@ describe("the record of keyed creates in flight", () => {
             assert.equal(read.id, undefined, JSON.stringify(read));
             assert.deepEqual(server.resources(), []);
             assert.deepEqual(readdirSync(directory), []);
+        });
+
+        it("a destroy of a pending create that cannot walk its spent keys within timeouts.delete goes on from where the last stopped (generic seed 5756)", async () => {
+            server = await startGenericServer({
+                token: WIDGETS_TOKEN,
+                retryAfterSeconds: 0,
+                allowDuplicateNames: true,
+                // The first two keys' creates end canceled and failed at once; the third makes a widget.
+                operations: scriptedOperations(
+                    { kind: "create", pollsToFinish: 0, outcome: "canceled" },
+                    { kind: "create", pollsToFinish: 0, outcome: "failed" },
+                    { kind: "create", pollsToFinish: 0, outcome: "succeeded" },
+                ),
+            });
+            const fixture = FIXTURES.find((entry) => entry.dialect === "generic");
+            assert.ok(fixture);
+            const args = {
+                ...fixture.args(server.url, "w1", 3),
+                createToken: "token-5756",
+                timeouts: { delete: "2s" },
+            };
+            // A create whose outcome is unknown (nothing in state but its inputs): a pending create.
+            const first = processOf(directory);
+            const { __provider: _, ...settings } = (await checked(first.provider, args)) as Record<string, unknown>;
+            const pending = { ...settings, tainted: false } as unknown as AsyncResourceOutputs;
+            // The first destroy spends two keys, makes the widget with the third and deletes it; its
+            // process is killed before the engine hears, so the stack keeps the pending create.
+            await first.provider.delete("w1", pending);
+            assert.deepEqual(server.resources(), []);
+            assert.equal(server.counts().creates, 1);
+            // The next reads the third key's widget as gone, but 2 s are too few to rule out a read that lags.
+            const second = processOf(directory);
+            await assert.rejects(second.provider.delete("w1", pending), { name: "CreateTokenSpentError" });
+            assert.equal(server.counts().creates, 1);
+            // Ten minutes later the widget is still gone: the destroy goes on with the next key, and ends.
+            const third = processOf(directory, { startsAt: FAKE_EPOCH + 10 * 60_000 });
+            await third.provider.delete("w1", pending);
+            assert.deepEqual(server.resources(), []);
+            assert.equal(server.counts().creates, 2);
+            assert.equal(server.counts().duplicates, 0);
+            assert.ok(
+                third.reports.some((line) => /the first 2 keys of its createToken were spent earlier/.test(line)),
+            );
         });
     });
 });
