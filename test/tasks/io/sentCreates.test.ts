@@ -200,7 +200,10 @@ describe("the record of keyed creates in flight", () => {
             };
             // A create whose outcome is unknown (nothing in state but its inputs): a pending create.
             const first = processOf(directory);
-            const { __provider: _, ...settings } = (await checked(first.provider, args)) as Record<string, unknown>;
+            const { __provider: _, ...settings } = (await checked(first.provider, args)) as unknown as Record<
+                string,
+                unknown
+            >;
             const pending = { ...settings, tainted: false } as unknown as AsyncResourceOutputs;
             // The first destroy spends two keys, makes the widget with the third and deletes it; its
             // process is killed before the engine hears, so the stack keeps the pending create.
