@@ -39,6 +39,8 @@ export interface CuttingProxy {
     whenCut(): Promise<Cut>;
     /** Destroys every open connection now (the machine drops off the network); keeps listening. */
     dropAll(): void;
+    /** Forwards new connections to `next` from now on, and destroys every open one (to the old target). */
+    retarget(next: { host: string; port: number }): void;
     /** Stops listening: connecting to `port` is refused (ECONNREFUSED) until `accept()`. Open ones stay. */
     refuse(): Promise<void>;
     /** Listens again on the same port. */
@@ -48,7 +50,8 @@ export interface CuttingProxy {
 }
 
 /** Starts a proxy to `target` on a free 127.0.0.1 port. */
-export async function startCuttingProxy(target: { host: string; port: number }): Promise<CuttingProxy> {
+export async function startCuttingProxy(first: { host: string; port: number }): Promise<CuttingProxy> {
+    let target = first;
     let server: Server | undefined;
     let port = 0;
     let clientToServer = 0;
@@ -161,6 +164,10 @@ export async function startCuttingProxy(target: { host: string; port: number }):
             return new Promise((resolve) => waiting.push(resolve));
         },
         dropAll() {
+            for (const pair of [...pairs]) drop(pair);
+        },
+        retarget(next) {
+            target = next;
             for (const pair of [...pairs]) drop(pair);
         },
         refuse: stopListening,

@@ -1,11 +1,15 @@
 // A task API server and a provider process configured to use it, for Datastore tests: the real server
 // (in this process, port 0) and the real dynamic-provider process, talking HTTP and gRPC as in use.
 
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
 import {
     startTaskApiServer,
     type TaskApiServer,
     type TaskApiServerOptions,
 } from "../../provider/taskApiServer/taskApiServer";
+import { SENT_CREATES_DIR_ENV } from "../../provider/tasks/io/sentCreates";
+import { closedPort, startCuttingProxy } from "./cuttingProxy";
 import { type EngineLogServer, startEngineLogServer } from "./engineLogServer";
 import { makeProject, type TempDir } from "./projects";
 import { type Props, ProviderServer } from "./providerServer";
@@ -40,24 +44,95 @@ export interface DatastoreFixture {
 /** Fast polls, so waits take milliseconds; tasks end by poll count unless a test says otherwise. */
 const FAST_POLLS = { TASK_POLL_INITIAL_MS: "2", TASK_POLL_MAX_MS: "10" };
 
+/** The provider process's side of a fixture: the engine's Log service, the project and the process. */
+interface ProviderSide {
+    readonly engine: EngineLogServer;
+    readonly project: TempDir;
+    readonly provider: ProviderServer;
+    /** Where the process records its creates in flight (sentCreates.ts): the project's, never the user's. */
+    readonly sentCreates: string;
+}
+
+/** Starts a provider process, as the engine does, configured to use the task API at `apiUrl`. */
+async function startProviderSide(apiUrl: string, providerEnv: NodeJS.ProcessEnv): Promise<ProviderSide> {
+    const engine = await startEngineLogServer();
+    const project: TempDir = await makeProject("datastore-test");
+    const sentCreates = join(project.dir, "sent-creates");
+    const provider = await ProviderServer.start({
+        projectDir: project.dir,
+        engineAddress: engine.address,
+        env: { ...FAST_POLLS, [SENT_CREATES_DIR_ENV]: sentCreates, ...providerEnv },
+    });
+    await provider.configure({ "pulumi-lifecycle:taskApiUrl": apiUrl, "pulumi-lifecycle:taskApiToken": TOKEN });
+    return { engine, project, provider, sentCreates };
+}
+
+async function stopProviderSide(side: ProviderSide): Promise<void> {
+    await side.provider.stop();
+    await side.engine.close();
+    await side.project.cleanup();
+}
+
+/** Starts a task API server with the options every fixture's server has. */
+function startApi(serverOptions: TaskApiServerOptions): Promise<TaskApiServer> {
+    return startTaskApiServer({ token: TOKEN, testApi: true, taskCompleteAfterPolls: 3, ...serverOptions });
+}
+
 /** Starts a task API server and a provider process pointed at it. */
 export async function datastoreFixture(
     serverOptions: TaskApiServerOptions = {},
     providerEnv: NodeJS.ProcessEnv = {},
 ): Promise<DatastoreFixture> {
-    const api = await startTaskApiServer({ token: TOKEN, testApi: true, taskCompleteAfterPolls: 3, ...serverOptions });
-    const engine = await startEngineLogServer();
-    const project: TempDir = await makeProject("datastore-test");
-    const provider = await ProviderServer.start({
-        projectDir: project.dir,
-        engineAddress: engine.address,
-        env: { ...FAST_POLLS, ...providerEnv },
+    const api = await startApi(serverOptions);
+    const side = await startProviderSide(api.url, providerEnv);
+    return fixtureOf(api, side, async () => {
+        await stopProviderSide(side);
+        await api.close();
     });
-    await provider.configure({ "pulumi-lifecycle:taskApiUrl": api.url, "pulumi-lifecycle:taskApiToken": TOKEN });
-    const __provider = await serializedProvider("tasks:Datastore");
+}
+
+/**
+ * One provider process for many tests, as one `pulumi up` uses one for all its resources: each test's
+ * fixture has its own task API server, behind one URL (a relay the process is configured with, since a
+ * dynamic provider is configured once), an empty engine log and an empty record of creates in flight.
+ * For tests that neither stop the process nor configure it again.
+ */
+export interface SharedProvider {
+    fixture(serverOptions?: TaskApiServerOptions): Promise<DatastoreFixture>;
+    close(): Promise<void>;
+}
+
+export async function sharedProvider(): Promise<SharedProvider> {
+    const relay = await startCuttingProxy(await closedTarget());
+    const side = await startProviderSide(`http://127.0.0.1:${relay.port}`, {});
+    return {
+        async fixture(serverOptions = {}) {
+            const api = await startApi(serverOptions);
+            relay.retarget({ host: "127.0.0.1", port: Number(new URL(api.url).port) });
+            side.engine.messages.length = 0;
+            await rm(side.sentCreates, { recursive: true, force: true });
+            return fixtureOf(api, side, async () => {
+                relay.dropAll();
+                await api.close();
+            });
+        },
+        async close() {
+            await stopProviderSide(side);
+            await relay.close();
+        },
+    };
+}
+
+/** A target nothing listens on, for a relay before its first fixture. */
+async function closedTarget(): Promise<{ host: string; port: number }> {
+    return { host: "127.0.0.1", port: await closedPort() };
+}
+
+function fixtureOf(api: TaskApiServer, side: ProviderSide, close: () => Promise<void>): DatastoreFixture {
+    const { provider, engine } = side;
     const urn = (name: string) => `urn:pulumi:dev::datastore-test::pulumi-nodejs:dynamic/tasks:Datastore::${name}`;
     const args = async (name: string, overrides: Props = {}) => ({
-        __provider,
+        __provider: await serializedProvider("tasks:Datastore"),
         hciClusterUuid: HCI,
         clusterId: CLUSTER,
         name,
@@ -79,11 +154,6 @@ export async function datastoreFixture(
         create: async (name, overrides) => provider.create(urn(name), await checked(name, {}, overrides ?? {})),
         update: async (name, olds, overrides) =>
             provider.update(urn(name), datastoreId(name), olds, await checked(name, olds, overrides)),
-        close: async () => {
-            await provider.stop();
-            await engine.close();
-            await api.close();
-            await project.cleanup();
-        },
+        close,
     };
 }

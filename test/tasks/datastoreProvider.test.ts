@@ -17,6 +17,8 @@ import {
     datastoreId,
     GIB,
     HCI,
+    type SharedProvider,
+    sharedProvider,
     TOKEN,
 } from "../support/datastoreFixture";
 import { type Props, ProviderCallError } from "../support/providerServer";
@@ -75,11 +77,18 @@ describe("tasks.Datastore through the provider process (seed 003)", () => {
         assertNoToken(f.provider.stderr, f.provider.stdout, f.engine.messages);
         await f.close();
     });
+    // The tests that neither stop the provider process nor configure it again share one, as the
+    // resources of one `pulumi up` do; each has its own task API server.
+    let shared: SharedProvider;
+    before(async () => {
+        shared = await sharedProvider();
+    });
+    after(() => shared.close());
 
     for (const echoIdempotencyKey of [false, true]) {
         describe(`create (${echoIdempotencyKey ? "a server that echoes the Idempotency-Key in the datastore" : "a server that keeps no key on the datastore, as the real API"})`, () => {
             beforeEach(async () => {
-                f = await datastoreFixture({ echoIdempotencyKey });
+                f = await shared.fixture({ echoIdempotencyKey });
             });
 
             it("POST accepted, task succeeds, GET by natural key: full state, id = natural key", async () => {
@@ -308,7 +317,7 @@ describe("tasks.Datastore through the provider process (seed 003)", () => {
 
     describe("untaint, update, refresh and delete", () => {
         beforeEach(async () => {
-            f = await datastoreFixture();
+            f = await shared.fixture();
         });
 
         /**
