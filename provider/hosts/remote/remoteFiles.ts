@@ -9,8 +9,14 @@
 
 import { createHash, randomBytes } from "node:crypto";
 import { posix } from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
 import type { Stats } from "ssh2";
-import type { WriteGuards, WriteOutcome } from "../../shared/files/atomicWrite";
+import {
+    REWRITE_SETTLED_MS,
+    REWRITE_WAIT_MS,
+    type WriteGuards,
+    type WriteOutcome,
+} from "../../shared/files/atomicWrite";
 import { codeOf } from "../../shared/files/errno";
 import { FileChangedError } from "../../shared/files/fileChangedError";
 import type { HeldLock, LockOptions } from "../../shared/files/fileLock";
@@ -32,11 +38,13 @@ export class RemoteFiles implements HostsFileAccess {
      * @param machine `user@host:port`
      * @param session tells this login's session apart from another's on the same machine (a digest)
      * @param files the machine's SFTP session, (re)connected on demand
+     * @param sleep how it waits for a rewrite by another tool to land (see putBackWhatWasWrittenInto)
      */
     constructor(
         readonly machine: string,
         private readonly session: string,
         private readonly files: () => Promise<Sftp>,
+        private readonly sleep: (ms: number) => Promise<void> = (ms) => delay(ms),
     ) {}
 
     /** Operations through one session share batches; another login to the same machine queues apart. */
@@ -192,6 +200,9 @@ export class RemoteFiles implements HostsFileAccess {
             if (again.equals(theirs)) break;
             theirs = again;
         }
+        // Shorter than it was read: as locally, a tool's rewrite in place (`cat new > hosts`) whose write may
+        // not have landed yet; put back now, it would take only what another tool appended meanwhile.
+        if (theirs.length < existing.size) theirs = await this.settled(sftp, real, replaced, theirs);
         // Emptied: a tool's rewrite between its truncation and its write; as locally, ours stays.
         if (theirs.length === 0) return;
         const temporary = this.temporaryFor(real);
@@ -208,6 +219,18 @@ export class RemoteFiles implements HostsFileAccess {
         }
         await sftp.rename(temporary, real);
         throw new FileChangedError(this.describe(real), true);
+    }
+
+    /** The content of `replaced` once it stayed unchanged for REWRITE_SETTLED_MS (or REWRITE_WAIT_MS passed), as locally. */
+    private async settled(sftp: Sftp, real: string, replaced: Buffer, current: Buffer): Promise<Buffer> {
+        let content = current;
+        for (let waited = 0, stable = 0; waited < REWRITE_WAIT_MS && stable < REWRITE_SETTLED_MS; waited++) {
+            await this.sleep(1);
+            const again = await sftp.readThrough(real, replaced);
+            stable = again.equals(content) ? stable + 1 : 0;
+            content = again;
+        }
+        return content;
     }
 
     /** A temporary file beside `real`, named so `sweep` knows it. */

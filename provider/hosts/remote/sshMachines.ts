@@ -23,10 +23,12 @@ export class SshMachines {
     /**
      * @param onOpen told of each connection opened, `user@host:port` (PULUMI_LIFECYCLE_TRACE records it)
      * @param keepaliveMs how often an idle connection is probed (3 unanswered probes drop it)
+     * @param sleep how the files wait (for a rewrite by another tool to land); tests pass their own
      */
     constructor(
         private readonly onOpen?: (machine: string) => void,
         private readonly keepaliveMs: number = DEFAULT_KEEPALIVE_MS,
+        private readonly sleep?: (ms: number) => Promise<void>,
     ) {}
 
     /** The hosts files of the machine `connection` reaches (the same object for the same machine and login). */
@@ -35,8 +37,11 @@ export class SshMachines {
         let files = this.access.get(key);
         if (!files) {
             const session = createHash("sha256").update(key).digest("hex").slice(0, 12);
-            files = new RemoteFiles(describeMachine(connection), session, () =>
-                this.sftp(key, connection, credentials),
+            files = new RemoteFiles(
+                describeMachine(connection),
+                session,
+                () => this.sftp(key, connection, credentials),
+                this.sleep,
             );
             this.access.set(key, files);
         }

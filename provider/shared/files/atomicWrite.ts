@@ -187,9 +187,9 @@ function putBackWhatWasWrittenInto(replaced: number, target: string, readAs: str
     throw new FileChangedError(target, true);
 }
 
-/** How long (ms) a replaced file being rewritten must stay unchanged to count as written, and the longest wait. */
-const REWRITE_SETTLED_MS = 5;
-const REWRITE_WAIT_MS = 100;
+/** How long (ms) a replaced file being rewritten must stay unchanged to count as written, and the longest wait (here and over SFTP). */
+export const REWRITE_SETTLED_MS = 5;
+export const REWRITE_WAIT_MS = 100;
 const SLEEPER = new Int32Array(new SharedArrayBuffer(4));
 
 /** The content of `fd` once it stayed unchanged for REWRITE_SETTLED_MS (or REWRITE_WAIT_MS passed), from `current`. */

@@ -10,9 +10,11 @@ import {
     appendFileSync,
     chmodSync,
     chownSync,
+    closeSync,
     existsSync,
     lstatSync,
     mkdirSync,
+    openSync,
     readdirSync,
     readFileSync,
     readlinkSync,
@@ -21,6 +23,7 @@ import {
     statSync,
     symlinkSync,
     writeFileSync,
+    writeSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -74,9 +77,9 @@ describe("the hosts-file store over SFTP under faults, against real sshd", funct
     /** The machine's file at `path` (default its hosts file), reached as `user`, directly or through `via`. */
     function remote(
         machine: FleetMachine,
-        options: { user?: string; via?: CuttingProxy; path?: string } = {},
+        options: { user?: string; via?: CuttingProxy; path?: string; sleep?: (ms: number) => Promise<void> } = {},
     ): { location: { file: string; access: HostsFileAccess }; machines: SshMachines } {
-        const machines = new SshMachines();
+        const machines = new SshMachines(undefined, undefined, options.sleep);
         opened.push(machines);
         const access = machines.filesOn(
             {
@@ -205,6 +208,43 @@ describe("the hosts-file store over SFTP under faults, against real sshd", funct
                 `${original}192.0.2.7\tlate-append.test\n10.2.0.1\tours.test\n`,
                 "neither the foreign append nor our line is lost",
             );
+            assertOnly(machine.dir, ["hosts"]);
+            writeFileSync(machine.hostsFile, original);
+        });
+
+        it("truncates the file between our last check and our rename, and writes it while we wait: that rewrite is put back, not the line appended first", async () => {
+            // `cat new > hosts` racing an appender (seed 3383, locally): the tool truncates, a line is
+            // appended to the empty file, our rename replaces it, and the tool's write lands after. Put
+            // back at once, the appended line alone would become the file, and the tool's base be lost.
+            const machine = fleet.machine(PLAIN);
+            const original = readFileSync(machine.hostsFile, "latin1");
+            const rewritten = `${original}192.0.2.8\trewritten.test\n`;
+            let tool: number | undefined;
+            let waits = 0;
+            const { location } = remote(machine, {
+                sleep: async () => {
+                    // The tool's write lands during our first wait on the file we replaced.
+                    if (++waits === 1) writeSync(tool as number, rewritten);
+                },
+            });
+            const foreign = withForeignWriter(location.access, {
+                beforeCommit: (attempt) => {
+                    if (attempt !== 1) return;
+                    tool = openSync(machine.hostsFile, "w");
+                    appendFileSync(machine.hostsFile, "192.0.2.9\tappended.test\n");
+                },
+            });
+            try {
+                await add(storeWith(), { file: location.file, access: foreign.access }, "10.2.0.2", "ours-2.test");
+            } finally {
+                if (tool !== undefined) closeSync(tool);
+            }
+            assert.equal(
+                readFileSync(machine.hostsFile, "latin1"),
+                `${rewritten}10.2.0.2\tours-2.test\n`,
+                "the tool's rewrite is the file, with our line redone on it",
+            );
+            assert.ok(waits > 0, "the put-back waited");
             assertOnly(machine.dir, ["hosts"]);
             writeFileSync(machine.hostsFile, original);
         });
