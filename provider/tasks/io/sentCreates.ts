@@ -141,9 +141,10 @@ export function sentCreatesIn(
                 const file = fileOf(scope);
                 mkdirSync(join(file, ".."), { recursive: true, mode: 0o700 });
                 const temporary = `${file}.${process.pid}.${randomBytes(4).toString("hex")}`;
+                // Not flushed: the record serves a process that is killed, whose writes the kernel keeps; a
+                // machine that loses power loses its $TMPDIR too, often, and a torn record reads as none.
                 writeFileSync(temporary, JSON.stringify({ format: FORMAT, sealed: seal(scope, create) }), {
                     mode: 0o600,
-                    flush: true,
                 });
                 renameSync(temporary, file);
             } catch (error) {
