@@ -6,7 +6,8 @@
 // The program is mocked through its own project's @pulumi/pulumi (resolved from the project directory),
 // so a project with its own node_modules (a fresh install of the packed package) runs as it would under
 // the CLI. Differs from the engine: the program runs in this process (the engine runs it in a language
-// host), so runs cannot overlap; see engine.ts for the step-level differences.
+// host), so runs cannot overlap; and a provider process serves consecutive runs with the same settings
+// (the engine starts one per operation; see `parked` below). See engine.ts for the step-level differences.
 
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -119,16 +120,30 @@ export class Harness {
             ...stackConfig(this.options.projectDir, this.project, this.stack),
             ...this.current.config,
         };
-        const provider = await ProviderServer.start({
-            projectDir: this.options.projectDir,
-            projectName: this.project,
-            ...(this.current.env ? { env: this.current.env } : {}),
-            ...(this.options.engineAddress ? { engineAddress: this.options.engineAddress } : {}),
-        });
-        this.current.onProvider?.(provider);
-        try {
+        // A run handed its process (to kill it, or signal it) neither takes a parked one nor leaves its own.
+        const handedOut = this.current.onProvider !== undefined;
+        const key = JSON.stringify([
+            this.options.projectDir,
+            this.project,
+            this.current.env ?? {},
+            this.options.engineAddress ?? "",
+            plainConfig(config),
+        ]);
+        // After a run whose process was handed out (and perhaps killed), the engine's next one is new too.
+        let provider = takeParked(handedOut ? "" : key);
+        if (!provider) {
+            provider = await ProviderServer.start({
+                projectDir: this.options.projectDir,
+                projectName: this.project,
+                ...(this.current.env ? { env: this.current.env } : {}),
+                ...(this.options.engineAddress ? { engineAddress: this.options.engineAddress } : {}),
+            });
+            this.current.onProvider?.(provider);
             // The engine configures the provider with the whole stack config, namespaces kept, secrets plain.
             await provider.configure(plainConfig(config));
+        }
+        let parks = !handedOut;
+        try {
             const context = { stack: this.stack, project: this.project, provider, calls, steps };
             let state: StackState = old;
             let errors: Error[] = [];
@@ -159,8 +174,12 @@ export class Harness {
             const ok = errors.length === 0;
             const plan = formatPlan(operation === "up --refresh" ? "up" : operation, this.stack, steps, errors);
             return { ok, errors, calls, steps, state, outputs, plan };
+        } catch (error) {
+            parks = false;
+            throw error;
         } finally {
-            await provider.stop();
+            if (parks && provider.running) await park(key, provider);
+            else await provider.stop();
         }
     }
 
@@ -225,6 +244,39 @@ export class Harness {
         }
         return require(main);
     }
+}
+
+/**
+ * The provider process the last run left running, for the next run that would start an identical one
+ * (the same project, environment, engine and config). The engine starts one per operation; here a
+ * process serves consecutive runs, as one serves every resource of an operation, because starting one
+ * (loading the SDK, 0.8 CPU-s) was most of what the harness cost. What a process keeps in memory
+ * between operations is the real CLI's suites' to judge (they start one per operation). At most one
+ * waits, in each test process, and it is killed when that process exits.
+ */
+let parked: { readonly key: string; readonly provider: ProviderServer } | undefined;
+
+process.on("exit", () => {
+    if (parked?.provider.running) parked.provider.kill("SIGKILL");
+});
+
+/** The parked process started as `key` describes, woken; undefined (and any other parked one stopped) otherwise. */
+function takeParked(key: string): ProviderServer | undefined {
+    const waiting = parked;
+    parked = undefined;
+    if (waiting?.key === key && waiting.provider.running) {
+        waiting.provider.wake();
+        return waiting.provider;
+    }
+    if (waiting) void waiting.provider.stop();
+    return undefined;
+}
+
+async function park(key: string, provider: ProviderServer): Promise<void> {
+    const previous = parked;
+    provider.park();
+    parked = { key, provider };
+    if (previous) await previous.provider.stop();
 }
 
 /** What the harness needs from a project's Pulumi.yaml. */

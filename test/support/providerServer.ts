@@ -54,10 +54,13 @@ export class ProviderServer {
     private stdoutText = "";
     private readonly exited: Promise<number | null>;
 
+    private client: provrpc.ResourceProviderClient;
+
     private constructor(
         readonly process: ChildProcess,
-        private readonly client: provrpc.ResourceProviderClient,
+        private readonly port: number,
     ) {
+        this.client = clientOf(port);
         process.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
             this.stderrText += chunk;
         });
@@ -83,9 +86,30 @@ export class ProviderServer {
                 ...(options.user ?? {}),
             },
         );
-        const port = await firstLine(child);
-        const client = new provrpc.ResourceProviderClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
-        return new ProviderServer(child, client);
+        return new ProviderServer(child, await firstLine(child));
+    }
+
+    /** Whether the process still runs. */
+    get running(): boolean {
+        return this.process.exitCode === null && this.process.signalCode === null;
+    }
+
+    /**
+     * Keeps the process for later without holding this one up: the client closed and the process and
+     * its pipes unreferenced, so the test process may exit meanwhile (whoever parks it kills it then).
+     */
+    park(): void {
+        this.client.close();
+        this.process.unref();
+        for (const pipe of [this.process.stdout, this.process.stderr])
+            (pipe as { unref?: () => void } | null)?.unref?.();
+    }
+
+    /** Takes a parked process back into use: referenced again, with a new client. */
+    wake(): void {
+        this.process.ref();
+        for (const pipe of [this.process.stdout, this.process.stderr]) (pipe as { ref?: () => void } | null)?.ref?.();
+        this.client = clientOf(this.port);
     }
 
     /** What the server wrote to stderr so far (uncaught errors, console output of providers). */
@@ -221,6 +245,10 @@ export class ProviderServer {
             });
         });
     }
+}
+
+function clientOf(port: number): provrpc.ResourceProviderClient {
+    return new provrpc.ResourceProviderClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
 }
 
 function toCallError(method: string, error: grpc.ServiceError): ProviderCallError {
