@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { type EngineEvent, LocalWorkspace, type OpType, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
 import { makeTempDir, REPO_ROOT, type TempDir } from "./projects";
 import { cliEnv, type PulumiCli } from "./pulumiCli";
+import { programKey, typeCheckEnv, typeChecked } from "./typeCheckedPrograms";
 
 /** One resource of a generated program. `commentFrom` makes the comment depend on another entry's id. */
 export interface ResourceSpec {
@@ -362,7 +363,8 @@ export class CliProject {
             this.stack.name,
         ];
         // The workspace's environment holds PULUMI_HOME, the backend and the rest of cliEnv.
-        const env = { PULUMI_DEBUG_COMMANDS: "true", ...workspace.envVars };
+        const program = programKey(this.dir);
+        const env = { PULUMI_DEBUG_COMMANDS: "true", ...workspace.envVars, ...typeCheckEnv(program) };
         const outcome = await new Promise<{ ok: boolean; stdout: string; stderr: string }>((resolve) => {
             execFile(
                 this.cli.pulumi,
@@ -380,6 +382,7 @@ export class CliProject {
                     ),
             );
         });
+        if (outcome.ok) typeChecked(program);
         const events = await readFile(eventLog, "utf8").catch(() => "");
         await rm(eventLog, { force: true });
         return { ...outcome, ...eventsOf(events) };

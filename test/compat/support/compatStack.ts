@@ -18,6 +18,7 @@ import { assertOk, CliProject, nameOf, type StateResource } from "../../support/
 import { CLUSTER, HCI, TOKEN } from "../../support/datastoreFixture";
 import { makeTempDir, type TempDir } from "../../support/projects";
 import type { PulumiCli } from "../../support/pulumiCli";
+import { programKey, typeCheckEnv, typeChecked } from "../../support/typeCheckedPrograms";
 import { WIDGETS_TOKEN } from "../../tasks/asyncResource/dialectFixtures";
 import type { InstalledProject } from "./installs";
 
@@ -153,8 +154,13 @@ export class CompatStack {
     /** `pulumi up`, with every event the engine sent. */
     async up(): Promise<UpResult> {
         const events: EngineEvent[] = [];
+        const program = programKey(this.project.dir);
+        const envVars = this.project.stack.workspace.envVars;
+        delete envVars.PULUMI_NODEJS_TRANSPILE_ONLY;
+        Object.assign(envVars, typeCheckEnv(program));
         try {
             const { stdout, stderr } = await this.project.stack.up({ onEvent: (event) => events.push(event) });
+            typeChecked(program);
             return { ok: true, output: `${stdout}\n${stderr}`, events };
         } catch (error) {
             const e = error as { stdout?: string; stderr?: string; message?: string };

@@ -1,0 +1,57 @@
+// TypeScript programs that the real CLI has already type-checked in this test process. The SDK's
+// `cmd/run` type-checks a TypeScript program (through ts-node) on every operation unless
+// PULUMI_NODEJS_TRANSPILE_ONLY is "true"; for the same program text against the same installed packages
+// that check proves nothing the first one did not, and it cost about 1.3 CPU-s an operation (the real-CLI
+// examples: 66 CPU-s with it on every operation, 47 without). So the first operation of each program is
+// type-checked, as every user's is, and the later operations of that same program are not: a changed
+// program, or the same text against another install, is checked again.
+
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync, realpathSync } from "node:fs";
+import { dirname, join } from "node:path";
+
+/** The programs (by `programKey`) an operation of this process has type-checked and run to the end. */
+const checked = new Set<string>();
+
+/** The packages whose types a program is checked against: which install of each it resolves to counts. */
+const TYPED_PACKAGES = ["pulumi-lifecycle", "@pulumi/pulumi", "@pulumi/random", "typescript"];
+
+/**
+ * What identifies the TypeScript program in `dir` for its type-check: its top-level .ts files, tsconfig,
+ * Pulumi.yaml and package.json, and the installs its typed packages resolve to; undefined when the
+ * project has no TypeScript file (a JavaScript program is never type-checked).
+ */
+export function programKey(dir: string): string | undefined {
+    const names = readdirSync(dir).filter((name) => name.endsWith(".ts") && !name.endsWith(".d.ts"));
+    if (names.length === 0) return undefined;
+    const hash = createHash("sha256");
+    for (const name of [...names.sort(), "tsconfig.json", "Pulumi.yaml", "package.json"]) {
+        hash.update(`${name}\0`);
+        try {
+            hash.update(readFileSync(join(dir, name)));
+        } catch {
+            hash.update("(none)");
+        }
+    }
+    for (const name of TYPED_PACKAGES) hash.update(`${name}\0${installOf(dir, name)}\0`);
+    return hash.digest("hex");
+}
+
+/** The environment an operation on the program `key` runs with: type-checked unless it was already. */
+export function typeCheckEnv(key: string | undefined): Record<string, string> {
+    return key !== undefined && checked.has(key) ? { PULUMI_NODEJS_TRANSPILE_ONLY: "true" } : {};
+}
+
+/** Records that an operation on the program `key` type-checked it and ended well. */
+export function typeChecked(key: string | undefined): void {
+    if (key !== undefined) checked.add(key);
+}
+
+/** The real directory of the install of `name` that `dir` resolves to, or "" when there is none. */
+function installOf(dir: string, name: string): string {
+    try {
+        return realpathSync(dirname(require.resolve(`${name}/package.json`, { paths: [dir] })));
+    } catch {
+        return "";
+    }
+}
