@@ -444,8 +444,14 @@ export class CliProject {
         return { child, output: () => output, done };
     }
 
-    /** The stack's outputs, as `pulumi stack output` shows them. */
+    /**
+     * The stack's outputs, as `pulumi stack output` shows them: the stack resource's outputs in the
+     * checkpoint the CLI wrote, unless that holds secrets (only the CLI decrypts them).
+     */
     async outputs(): Promise<Record<string, unknown>> {
+        const stored = (await this.storedDeployment()) as { resources?: StateResource[] } | undefined;
+        const root = stored?.resources?.find((resource) => resource.type === "pulumi:pulumi:Stack");
+        if (root) return { ...(root.outputs ?? {}) };
         const outputs = await this.stack.outputs();
         return Object.fromEntries(Object.entries(outputs).map(([key, output]) => [key, output.value]));
     }
