@@ -10,42 +10,40 @@ const ROOT = join(__dirname, "..", "..", "..");
 
 /** The suites that take longest, longest first. Every other suite follows in path order. */
 const LONGEST_FIRST = [
-    "test/realCli/hostsRows.test.ts", // 207 s, 91 CPU-s
-    "test/realCli/importHelper.test.ts", // 203 s, 105 CPU-s
-    "test/compat/pulumiSdk.test.ts", // 186 s, 95 CPU-s
-    "test/realCli/datastoreFlows.test.ts", // 173 s, 88 CPU-s
-    "test/chaos/chaosTaskApi.test.ts", // 157 s, 98 CPU-s
-    "test/realCli/engineContract.test.ts", // 156 s, 65 CPU-s
-    "test/realCli/examples.test.ts", // 146 s, 82 CPU-s
-    "test/tasks/datastoreProvider.test.ts", // 132 s, 60 CPU-s
-    "test/realCli/resourceLifecycle.test.ts", // 128 s, 55 CPU-s
-    "test/realCli/importHelperRaces.test.ts", // 127 s, 60 CPU-s
-    "test/realCli/interruptedUp.test.ts", // 115 s, 25 CPU-s
-    "test/realCli/upgrade.test.ts", // 107 s, 65 CPU-s
-    "test/realCli/remoteFaults.test.ts", // 106 s, 52 CPU-s
-    "test/compat/packageManagers.test.ts", // 105 s, 37 CPU-s
-    "test/compat/node.test.ts", // 104 s, 53 CPU-s
-    "test/chaos/dialects/chaosDialects.test.ts", // 102 s, 48 CPU-s
-    "test/realCli/asyncResourceDialects.test.ts", // 90 s, 41 CPU-s
-    "test/hosts/io/inPlaceSoak.test.ts", // 85 s, 34 CPU-s
-    "test/realCli/remoteFleet.test.ts", // 78 s, 34 CPU-s
-    "test/hosts/faults/multiWriter.test.ts", // 69 s, 28 CPU-s
-    "test/packaging.test.ts", // 66 s, 29 CPU-s
-    "test/realCli/relativePaths.test.ts", // 63 s, 26 CPU-s
-    "test/conformance/datastoreFlows.test.ts", // 62 s, 31 CPU-s
-    "test/conformance/asyncResourceFlows.test.ts", // 61 s, 32 CPU-s
-    "test/realCli/errorGuidance.test.ts", // 59 s, 40 CPU-s
-    "test/realCli/languageHost.test.ts", // 49 s, 28 CPU-s
-    "test/examples.test.ts", // 45 s, 20 CPU-s
-    "test/conformance/hostsRows.test.ts", // 42 s, 19 CPU-s (test:quick)
-    "test/realCli/remoteImport.test.ts", // 41 s, 21 CPU-s
-    "test/conformance/hostsLifecycle.test.ts", // 40 s, 17 CPU-s
-    "test/realCli/remoteUnknownHost.test.ts", // 37 s, 17 CPU-s
-    "test/realCli/import.test.ts", // 33 s, 18 CPU-s
-    "test/hosts/logic/importer.test.ts", // 27 s, 15 CPU-s
-    "test/hosts/io/crash.test.ts", // 21 s, 10 CPU-s
-    "test/hosts/remote/remoteStore.test.ts", // 19 s, 3 CPU-s
-    "test/cli.test.ts", // 18 s, 8 CPU-s
+    "test/realCli/hostsRows.test.ts", // 165 s, 74 CPU-s
+    "test/realCli/datastoreFlows.test.ts", // 163 s, 77 CPU-s
+    "test/compat/pulumiSdk.test.ts", // 159 s, 82 CPU-s
+    "test/realCli/importHelper.test.ts", // 144 s, 73 CPU-s
+    "test/realCli/engineContract.test.ts", // 137 s, 60 CPU-s
+    "test/chaos/chaosTaskApi.test.ts", // 132 s, 82 CPU-s
+    "test/realCli/examples.test.ts", // 127 s, 62 CPU-s
+    "test/chaos/dialects/chaosDialects.test.ts", // 122 s, 51 CPU-s
+    "test/realCli/resourceLifecycle.test.ts", // 108 s, 49 CPU-s
+    "test/realCli/interruptedUp.test.ts", // 105 s, 21 CPU-s
+    "test/realCli/importHelperRaces.test.ts", // 99 s, 55 CPU-s
+    "test/realCli/remoteFaults.test.ts", // 87 s, 45 CPU-s
+    "test/hosts/io/inPlaceSoak.test.ts", // 86 s, 36 CPU-s
+    "test/realCli/upgrade.test.ts", // 84 s, 55 CPU-s
+    "test/realCli/remoteFleet.test.ts", // 81 s, 34 CPU-s
+    "test/compat/node.test.ts", // 76 s, 38 CPU-s
+    "test/realCli/asyncResourceDialects.test.ts", // 67 s, 34 CPU-s
+    "test/compat/packageManagers.test.ts", // 58 s, 33 CPU-s
+    "test/realCli/errorGuidance.test.ts", // 57 s, 41 CPU-s
+    "test/hosts/faults/multiWriter.test.ts", // 55 s, 29 CPU-s
+    "test/packaging.test.ts", // 55 s, 22 CPU-s
+    "test/realCli/relativePaths.test.ts", // 53 s, 24 CPU-s
+    "test/realCli/languageHost.test.ts", // 51 s, 25 CPU-s
+    "test/realCli/remoteImport.test.ts", // 44 s, 18 CPU-s
+    "test/realCli/remoteUnknownHost.test.ts", // 35 s, 15 CPU-s
+    "test/conformance/datastoreFlows.test.ts", // 32 s, 15 CPU-s
+    "test/tasks/datastoreProvider.test.ts", // 29 s, 11 CPU-s
+    "test/realCli/import.test.ts", // 29 s, 15 CPU-s
+    "test/conformance/asyncResourceFlows.test.ts", // 26 s, 12 CPU-s
+    "test/conformance/hostsLifecycle.test.ts", // 23 s, 9 CPU-s
+    "test/hosts/logic/importer.test.ts", // 22 s, 13 CPU-s
+    "test/examples.test.ts", // 22 s, 8 CPU-s
+    "test/hosts/io/crash.test.ts", // 17 s, 8 CPU-s
+    "test/hosts/remote/remoteStore.test.ts", // 16 s, 2 CPU-s
 ];
 
 /** Suites that run the real `pulumi` CLI (and the compatibility installs, which run it too). */
