@@ -260,6 +260,17 @@ process.on("exit", () => {
     if (parked?.provider.running) parked.provider.kill("SIGKILL");
 });
 
+/**
+ * Stops the parked process, if any. Mocha ends its parallel workers without running their exit
+ * handlers, so its root-hook plugin (test/tools/mocha/parkedProviders.js) calls this after each file.
+ */
+async function stopParked(): Promise<void> {
+    const waiting = parked;
+    parked = undefined;
+    await waiting?.provider.stop();
+}
+(globalThis as Record<symbol, unknown>)[Symbol.for("pulumi-lifecycle.test.stopParkedProvider")] = stopParked;
+
 /** The parked process started as `key` describes, woken; undefined (and any other parked one stopped) otherwise. */
 function takeParked(key: string): ProviderServer | undefined {
     const waiting = parked;
