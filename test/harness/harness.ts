@@ -252,7 +252,7 @@ export class Harness {
  * process serves consecutive runs, as one serves every resource of an operation, because starting one
  * (loading the SDK, 0.8 CPU-s) was most of what the harness cost. What a process keeps in memory
  * between operations is the real CLI's suites' to judge (they start one per operation). At most one
- * waits, in each test process, and it is killed when that process exits.
+ * waits, in each test process: stopped after each test file (stopParked), or killed when the process exits.
  */
 let parked: { readonly key: string; readonly provider: ProviderServer } | undefined;
 
