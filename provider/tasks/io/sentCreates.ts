@@ -16,9 +16,11 @@
 // holds, so these files reveal nothing the state does not. A delete's operation is recorded the same way
 // (under the resource's API id where a create has its token), so that a refresh after a delete whose
 // process was killed follows that operation to its end instead of reading a replica that lags behind
-// it. Records live in this user's private
-// directory ($TMPDIR/pulumi-lifecycle-<uid>/sent-creates, mode 0700), one file per resource and API,
-// read and written synchronously: a few hundred bytes, once before and once after a request.
+// it. The keys of a createToken's chain seen spent are recorded the same way (under the token marked as
+// the chain's), so that a create or delete that cannot walk the chain within its deadline goes on from
+// where the last one stopped. Records live in this user's private directory
+// ($TMPDIR/pulumi-lifecycle-<uid>/sent-creates, mode 0700), one file per resource and API, read and
+// written synchronously: a few hundred bytes, once before and once after a request.
 
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
