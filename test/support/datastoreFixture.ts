@@ -103,7 +103,8 @@ export interface SharedProvider {
 }
 
 export async function sharedProvider(): Promise<SharedProvider> {
-    const relay = await startCuttingProxy(await closedTarget());
+    // Nothing listens behind the relay until the first fixture points it at its server.
+    const relay = await startCuttingProxy({ host: "127.0.0.1", port: await closedPort() });
     const side = await startProviderSide(`http://127.0.0.1:${relay.port}`, {});
     return {
         async fixture(serverOptions = {}) {
@@ -121,11 +122,6 @@ export async function sharedProvider(): Promise<SharedProvider> {
             await relay.close();
         },
     };
-}
-
-/** A target nothing listens on, for a relay before its first fixture. */
-async function closedTarget(): Promise<{ host: string; port: number }> {
-    return { host: "127.0.0.1", port: await closedPort() };
 }
 
 function fixtureOf(api: TaskApiServer, side: ProviderSide, close: () => Promise<void>): DatastoreFixture {

@@ -228,7 +228,7 @@ export class ProviderServer {
     /** Closes the client and stops the process. */
     async stop(): Promise<void> {
         this.client.close();
-        if (this.process.exitCode === null && this.process.signalCode === null) {
+        if (this.running) {
             this.process.kill("SIGKILL");
             await this.exited;
         }

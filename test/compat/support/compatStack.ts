@@ -155,8 +155,9 @@ export class CompatStack {
     async up(): Promise<UpResult> {
         const events: EngineEvent[] = [];
         const program = programKey(this.project.dir);
+        // For this up only: the workspace's environment also serves the project's other operations,
+        // which CliProject.run gives their own (typeCheckEnv).
         const envVars = this.project.stack.workspace.envVars;
-        delete envVars.PULUMI_NODEJS_TRANSPILE_ONLY;
         Object.assign(envVars, typeCheckEnv(program));
         try {
             const { stdout, stderr } = await this.project.stack.up({ onEvent: (event) => events.push(event) });
@@ -165,6 +166,8 @@ export class CompatStack {
         } catch (error) {
             const e = error as { stdout?: string; stderr?: string; message?: string };
             return { ok: false, output: `${e.stdout ?? ""}\n${e.stderr ?? e.message ?? ""}`, events };
+        } finally {
+            delete envVars.PULUMI_NODEJS_TRANSPILE_ONLY;
         }
     }
 
