@@ -138,6 +138,12 @@ export interface AsyncResourceOutputs extends AsyncResourceInputs {
      * up, or a delete, replays it, so what that create made is found even before a lookup shows it.
      */
     createKey?: string;
+    /**
+     * The id of what already held the natural key when a create of unknown end was sent (someone else's,
+     * unless that create's operation is seen to succeed): until then no refresh records it as this
+     * resource and no delete removes it.
+     */
+    keyHeldBy?: string;
     /** Set when a create did not finish (failed, canceled, timed out): the next `up` replaces it. */
     tainted: boolean;
     taintReason?: string;

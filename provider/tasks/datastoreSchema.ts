@@ -64,6 +64,12 @@ export interface DatastoreOutputs extends DatastoreInputs {
      * up, or a delete, replays it, so what that create made is found even before a lookup shows it.
      */
     createKey?: string;
+    /**
+     * The id of the datastore that already had this name when a create of unknown end was sent (someone
+     * else's, unless that create's task is seen to succeed): until then no refresh records it as this
+     * resource and no delete removes it.
+     */
+    keyHeldBy?: string;
 }
 
 /** Resource type token module and name: `pulumi-nodejs:dynamic/tasks:Datastore`. */

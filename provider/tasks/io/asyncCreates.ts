@@ -11,9 +11,10 @@ import { CreateOutcomeUnknownError } from "../errors/createOutcomeUnknownError";
 import { CreateTokenSpentError } from "../errors/createTokenSpentError";
 import { OperationFailedError } from "../errors/operationFailedError";
 import { OperationWaitError } from "../errors/operationWaitError";
+import { PartialStateError } from "../errors/partialStateError";
 import { TaskApiContractError } from "../errors/taskApiContractError";
 import { TaskApiError } from "../errors/taskApiError";
-import { outputsOf, partialState, type RawAsyncInputs } from "../logic/asyncState";
+import { heldPartial, outputsOf, partialState, type RawAsyncInputs } from "../logic/asyncState";
 import { MAX_CREATE_GENERATIONS } from "../logic/createKeys";
 import { whatTheNextUpDoes } from "../logic/operationErrors";
 import { outcomeUnknown } from "../logic/outcomeUnknown";
@@ -52,7 +53,8 @@ export class AsyncCreates {
      * the dialect replays, the keys form a chain (token, token~1, ...), one per create of the resource
      * (see createKeys.ts): a replayed operation whose resource exists names ours; one whose resource is
      * gone, or that failed without one, spent its key, and the next is tried. `claimed`: the state says
-     * an earlier create of this resource may have made `found` (a pending create resumed).
+     * an earlier create of this resource may have made `found` (a pending create resumed); unclaimed,
+     * `found` held the key before this create, and a partial state names it as such (keyHeldBy). [O]
      */
     async createOrFollow(
         api: AsyncApi,
@@ -62,6 +64,23 @@ export class AsyncCreates {
         claimed: boolean,
         /** The key an earlier create of unknown outcome was sent with (no createToken): replayed first. [G] */
         sentKey?: string,
+    ): Promise<AsyncResourceOutputs> {
+        try {
+            return await this.walkChain(api, inputs, deadline, found, claimed, sentKey);
+        } catch (error) {
+            if (found && !claimed && error instanceof PartialStateError) throw heldPartial(error, found.id);
+            throw error;
+        }
+    }
+
+    /** createOrFollow, but for what a partial state says of `found`. */
+    private async walkChain(
+        api: AsyncApi,
+        inputs: RawAsyncInputs,
+        deadline: Deadline,
+        found: Found | undefined,
+        claimed: boolean,
+        sentKey: string | undefined,
     ): Promise<AsyncResourceOutputs> {
         const replays = api.spec.dialect.tokenReplaysCreate;
         const keyed = (inputs.createToken !== undefined || sentKey !== undefined) && replays;

@@ -16,6 +16,7 @@ import { ResourceMissingError } from "../errors/resourceMissingError";
 import { type AsyncSpec, brokenReason, recordedBody } from "../logic/asyncSpec";
 import {
     bodyChanged,
+    heldByAnother,
     isPendingCreate,
     keptOutputs,
     outputsOf,
@@ -97,7 +98,9 @@ export class AsyncLifecycle {
         const found = deleted
             ? await api.settled(readIt, (record) => record === undefined, deadline)
             : await api.present(readIt, deadline, "the read");
-        if (!found) {
+        // What held the natural key before a pending create of ours was sent is someone else's until that
+        // create is seen to make it: the next up follows the create to its end and tells. [O]
+        if (!found || heldByAnother(props, found)) {
             // A create not resolved yet (its outcome unknown, or its operation not seen to its end) stays on
             // record until an `up` resolves it: dropped, it could still make the resource (a create in
             // progress is not listed by every API), which nothing would then know of. [C, G]
@@ -124,7 +127,8 @@ export class AsyncLifecycle {
         // and be undone) does not say what the resource is. [L]
         const atRest = api.spec.dialect.atRest?.(found.record) ?? true;
         const body = atRest ? recordedBody(api.spec, props.body, found.record) : props.body;
-        return { id: api.spec.key, props: outputsOf({ ...props, body }, known) };
+        const { keyHeldBy: _claimed, ...ours } = props;
+        return { id: api.spec.key, props: outputsOf({ ...ours, body }, known) };
     }
 
     /** Create: the outputs recorded under the natural key. */
@@ -175,16 +179,13 @@ export class AsyncLifecycle {
         if (isPendingCreate(olds)) {
             // Let its operation end, then find what it made (by the token it was sent with), or create it now.
             const resumed = resumedInputs(olds, news);
-            const found = await this.keeping(keep, async () => {
-                if (olds.operation) await this.followQuietly(api, olds.operation, deadline);
-                return api.present(() => api.lookUp(deadline), deadline, "the update");
-            });
+            const { found, made } = await this.keeping(keep, () => this.afterCreateOnRecord(api, olds, deadline));
             const outs = await this.creates.createOrFollow(
                 this.apiFor(resumed),
                 resumed,
                 deadline,
                 found,
-                true,
+                !heldByAnother(olds, found, made),
                 olds.createKey,
             );
             if (!bodyChanged(resumed, news)) return { outs: outputsOf(news, outs) };
@@ -192,10 +193,11 @@ export class AsyncLifecycle {
         }
         let current: Found | undefined;
         if ((olds.tainted && news.untaint) || olds.resourceId === undefined) {
-            current = await this.keeping(keep, async () => {
-                if (olds.operation) await this.followQuietly(api, olds.operation, deadline);
-                return api.present(() => api.lookUp(deadline), deadline, "the update");
-            });
+            const looked = await this.keeping(keep, () => this.afterCreateOnRecord(api, olds, deadline));
+            current = looked.found;
+            // Untaint keeps what this resource's create made, not what held the key before it. [O]
+            if (current && heldByAnother(olds, current, looked.made))
+                return { outs: await this.writes.takeOver(api, news, current, deadline) };
             if (!current) {
                 this.report(`${api.spec.label}: not found at the API; creating it again`);
                 return { outs: await this.creates.createOrFollow(api, news, deadline, undefined, false) };
@@ -222,7 +224,13 @@ export class AsyncLifecycle {
             throw partialState(news, api.spec.key, api.spec.label, outputsOf(news, known), reason);
         }
         // The operation on record has been followed to its end, and the resource is not tainted any more. [E]
-        const { operation: _followed, taintReason: _untainted, createKey: _replayed, ...settled } = olds;
+        const {
+            operation: _followed,
+            taintReason: _untainted,
+            createKey: _replayed,
+            keyHeldBy: _resolved,
+            ...settled
+        } = olds;
         const base = outputsOf(settled as AsyncResourceOutputs, {
             resourceId: current.id,
             resource: current.record,
@@ -261,6 +269,12 @@ export class AsyncLifecycle {
                       deadline,
                   )
                 : await api.lookUp(deadline);
+            if (found && heldByAnother(props, found, made)) {
+                this.report(
+                    `${spec.label}: left ${found.id} alone: it held the natural key before this resource's create was sent, and that create was not seen to make it`,
+                );
+                return;
+            }
             id = found?.id;
         }
         const replayable = props.createToken !== undefined || props.createKey !== undefined;
@@ -344,6 +358,20 @@ export class AsyncLifecycle {
             if (gone) return undefined;
             throw error;
         }
+    }
+
+    /**
+     * What holds the natural key once the operation on record (if any) has ended; `made`: that operation
+     * was a create, seen to succeed.
+     */
+    private async afterCreateOnRecord(
+        api: AsyncApi,
+        olds: AsyncResourceOutputs,
+        deadline: Deadline,
+    ): Promise<{ found: Found | undefined; made: boolean }> {
+        const ended = olds.operation ? await this.followQuietly(api, olds.operation, deadline) : undefined;
+        const found = await api.present(() => api.lookUp(deadline), deadline, "the update");
+        return { found, made: olds.operation?.write === "create" && ended?.state === "succeeded" };
     }
 
     /** Runs a look-up of an update; when it fails, the state on record stays, as partial state. */

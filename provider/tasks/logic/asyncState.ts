@@ -53,6 +53,28 @@ export function resumedInputs(olds: AsyncResourceOutputs, news: RawAsyncInputs):
     return olds.createToken === undefined ? sent : { ...sent, createToken: olds.createToken };
 }
 
+/**
+ * Whether `found` is what already held the natural key when this resource's create was sent, and that
+ * create was not seen to make it (`made`: its operation was followed to success): someone else's, which
+ * no read records as this resource and no delete removes. [O]
+ */
+export function heldByAnother(
+    props: Partial<AsyncResourceOutputs>,
+    found: { readonly id: string } | undefined,
+    made = false,
+): boolean {
+    return props.resourceId === undefined && props.keyHeldBy !== undefined && found?.id === props.keyHeldBy && !made;
+}
+
+/**
+ * The partial state of a create sent while `holder` held its natural key, naming the holder (see
+ * heldByAnother). A partial state that names what the create made is left as it is.
+ */
+export function heldPartial(error: PartialStateError, holder: string): PartialStateError {
+    if (error.properties.resourceId !== undefined) return error;
+    return new PartialStateError(error.message, error.id, { ...error.properties, keyHeldBy: holder }, error.reasons);
+}
+
 /** The outputs a failed update leaves on record: the old state, with the operation it was waiting on. */
 export function keptOutputs(
     olds: AsyncResourceOutputs,

@@ -196,6 +196,7 @@ export function engineState(props: DatastoreOutputs & Record<string, unknown>): 
         ["datastoreId", "resourceId"],
         ["taintReason", "taintReason"],
         ["createKey", "createKey"],
+        ["keyHeldBy", "keyHeldBy"],
     ] as const) {
         if (props[from] !== undefined) state[to] = props[from];
     }
@@ -243,5 +244,6 @@ export function datastoreState(state: Record<string, unknown>, lastTask: string 
     if (taskId !== undefined) outputs.taskId = taskId;
     if (engine.taintReason !== undefined) outputs.taintReason = engine.taintReason;
     if (engine.createKey !== undefined) outputs.createKey = engine.createKey;
+    if (engine.keyHeldBy !== undefined) outputs.keyHeldBy = engine.keyHeldBy;
     return outputs;
 }

@@ -281,6 +281,30 @@ describe("chaos against every dialect's server: findings, each as the smallest p
         );
     });
 
+    it("O2: a create interrupted while someone else held its key: no refresh takes theirs, no delete removes it (foreign; replay: aws-cloudcontrol seed 6449)", async () => {
+        server = await start("aws-cloudcontrol", { handlerErrors: "event" });
+        const outsider = processOf(server).provider;
+        await outsider.create(await inputsOf(outsider, server, "w1", 3));
+        // Cloud Control takes the create (the key names the item, so the token's replay tells whether the
+        // w1 there is ours); Ctrl-C while it runs leaves a pending create with its operation.
+        const { provider } = processOf(server, { ctrlCOnWait: 1 });
+        const inputs = await inputsOf(provider, server, "w1", 4, { createToken: TOKEN });
+        const state = await partialOf(provider.create(inputs));
+        assert.equal(state.resourceId, undefined);
+        assert.ok(state.operation, "the operation is recorded");
+        assert.equal(state.keyHeldBy, "w1", "what held the key when the create was sent is recorded");
+        const theirs = () => server?.server.resources().map((record) => [record.Name, record.Size]);
+        // The refresh (and the `up` after it) keep the create pending; the create's operation ended FAILED.
+        const refreshed = await processOf(server).provider.read("w1", state);
+        assert.equal(refreshed.props?.resourceId, undefined, "the refresh recorded someone else's w1 as ours");
+        const up = await outcome(processOf(server).provider.update("w1", state, inputs));
+        assert.match(String(up), /ResourceExistsError/);
+        // The destroy follows the operation to its FAILED end and leaves their w1 alone.
+        assert.equal(await outcome(processOf(server).provider.delete("w1", state)), undefined);
+        await server.settle();
+        assert.deepEqual(theirs(), [["w1", 3]], "someone else's w1 was deleted or changed");
+    });
+
     it("B: a delete Cloud Control ends FAILED NotFound is done (heal; replay: aws-cloudcontrol seed 1)", async () => {
         server = await start("aws-cloudcontrol", { handlerErrors: "event" });
         const { provider } = processOf(server);

@@ -24,6 +24,8 @@ import {
     bodyChanged,
     diffAsyncResource,
     differs,
+    heldByAnother,
+    heldPartial,
     isPendingCreate,
     outputsOf,
     partialState,
@@ -650,6 +652,31 @@ describe("isPendingCreate", () => {
 
     it("is false for a tainted resource (it is replaced, not resumed)", () => {
         assert.equal(isPendingCreate(outputsOf(news(), { tainted: true, taintReason: "failed" })), false);
+    });
+});
+
+describe("heldByAnother and heldPartial (a create sent while someone else held the key)", () => {
+    const pending = () => ({ ...outputsOf(news(), { tainted: false, operation: OPERATION }), keyHeldBy: "w1" });
+
+    it("is what held the key, while the create is not seen to make it", () => {
+        assert.equal(heldByAnother(pending(), { id: "w1" }), true);
+        assert.equal(heldByAnother(pending(), { id: "w1" }, true), false, "its operation succeeded: ours");
+        assert.equal(heldByAnother(pending(), { id: "w2" }), false, "another id: not what held it");
+        assert.equal(heldByAnother(pending(), undefined), false);
+        assert.equal(heldByAnother(outputsOf(news(), { tainted: false }), { id: "w1" }), false, "nothing held it");
+        assert.equal(heldByAnother({ ...pending(), resourceId: "w1" }, { id: "w1" }), false, "recorded as ours");
+    });
+
+    it("names the holder in a partial state without an id, and leaves one with an id as it is", () => {
+        const inputs = { ...news(), __provider: PROVIDER } as RawAsyncInputs;
+        const spec = specOf(inputs);
+        const partialOf = (known: Parameters<typeof outputsOf>[1]) =>
+            partialState(inputs, spec.key, spec.label, outputsOf(inputs, known), "interrupted");
+        const held = heldPartial(partialOf({ tainted: false, operation: OPERATION }), "w1");
+        assert.equal(held.properties.keyHeldBy, "w1");
+        assert.equal(held.message, partialOf({ tainted: false }).message);
+        const named = partialOf({ tainted: true, resourceId: "w9" });
+        assert.equal(heldPartial(named, "w1"), named);
     });
 });
 
