@@ -13,7 +13,7 @@ import { OperationFailedError } from "../errors/operationFailedError";
 import { OperationWaitError } from "../errors/operationWaitError";
 import { PartialStateError } from "../errors/partialStateError";
 import { ResourceMissingError } from "../errors/resourceMissingError";
-import { type AsyncSpec, brokenReason, recordedBody } from "../logic/asyncSpec";
+import { type AsyncSpec, atRest, brokenReason, recordedBody } from "../logic/asyncSpec";
 import {
     bodyChanged,
     heldByAnother,
@@ -98,8 +98,11 @@ export class AsyncLifecycle {
         const found = deleted
             ? await api.settled(readIt, (record) => record === undefined, deadline)
             : await api.present(readIt, deadline, "the read");
-        // What held the natural key before a pending create of ours was sent is someone else's until that
-        // create is seen to make it: the next up follows the create to its end and tells. [O]
+        // A pending create's resource is recorded once the create is resolved, which the next up does by
+        // following it to its end: a record in the middle of its creation may yet fail [32411], and what
+        // held the natural key before it was sent is someone else's until the create is seen to make it. [O]
+        if (found && props.resourceId === undefined && !atRest(api.spec, found.record))
+            return { id: api.spec.key, props };
         if (!found || heldByAnother(props, found)) {
             // A create not resolved yet (its outcome unknown, or its operation not seen to its end) stays on
             // record until an `up` resolves it: dropped, it could still make the resource (a create in
@@ -125,8 +128,7 @@ export class AsyncLifecycle {
         // A change made outside Pulumi shows in `body`, so the next up's diff sends the program's back;
         // a record in the middle of an operation (a lagging one, or one whose operation may still fail
         // and be undone) does not say what the resource is. [L]
-        const atRest = api.spec.dialect.atRest?.(found.record) ?? true;
-        const body = atRest ? recordedBody(api.spec, props.body, found.record) : props.body;
+        const body = atRest(api.spec, found.record) ? recordedBody(api.spec, props.body, found.record) : props.body;
         const { keyHeldBy: _claimed, ...ours } = props;
         return { id: api.spec.key, props: outputsOf({ ...ours, body }, known) };
     }

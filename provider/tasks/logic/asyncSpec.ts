@@ -80,6 +80,8 @@ export interface KindRules {
     brokenReason(record: unknown): string | undefined;
     /** Whether a record shows the resource being deleted (see Dialect's beingDeleted). */
     beingDeleted(record: unknown): boolean;
+    /** Whether a record shows the resource at rest, not in the middle of an operation (see Dialect's atRest). */
+    atRest(record: unknown): boolean;
     /** Why an existing resource may not be adopted as the program's, or undefined: then it is taken as it is. */
     adoptRefusal(body: Record<string, unknown>, record: unknown, id: string): Error | undefined;
     /** The body of an update: what may change in place. */
@@ -98,6 +100,11 @@ export function brokenReason(spec: AsyncSpec, record: unknown): string | undefin
 /** Whether a record shows the resource being deleted (its kind's rule, else its dialect's). */
 export function beingDeleted(spec: AsyncSpec, record: unknown): boolean {
     return spec.rules ? spec.rules.beingDeleted(record) : (spec.dialect.beingDeleted?.(record) ?? false);
+}
+
+/** Whether a record shows the resource at rest, not in the middle of an operation (its kind's rule, else its dialect's). */
+export function atRest(spec: AsyncSpec, record: unknown): boolean {
+    return spec.rules ? spec.rules.atRest(record) : (spec.dialect.atRest?.(record) ?? true);
 }
 
 /** The body as a record of the resource shows it: by its kind's rule, else value by value (bodyAsRecorded). */

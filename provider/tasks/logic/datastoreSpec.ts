@@ -105,6 +105,10 @@ function datastoreRules(label: string): KindRules {
         brokenReason: (record) =>
             (record as DatastoreRecord).state === "ERROR" ? `${label} is in state ERROR at the API` : undefined,
         beingDeleted: (record) => (record as DatastoreRecord).state === "DELETING",
+        atRest: (record) => {
+            const { state } = record as DatastoreRecord;
+            return state === "OK" || state === "ERROR";
+        },
         adoptRefusal: (body, record, id) => {
             const request = body as unknown as CreateDatastoreRequest;
             const found = record as DatastoreRecord;
