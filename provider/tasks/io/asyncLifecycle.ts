@@ -85,19 +85,7 @@ export class AsyncLifecycle {
         const deadline = this.deadline("read", props, DEFAULT_READ_TIMEOUT_MS);
         const byId = props.resourceId !== undefined && !api.spec.rules?.readsByKey;
         const readIt = () => (byId ? api.get(props.resourceId as string, deadline) : api.lookUp(deadline));
-        // A delete of ours whose process never saw it end (killed) is followed to its end first; once it
-        // succeeded, reads that lag behind it are read again.
-        const scope = props.resourceId === undefined ? undefined : deleteScopeOf(api, props.resourceId);
-        const deleting = scope && (await this.sent.unended(scope));
-        let deleted = false;
-        if (scope && deleting) {
-            const ended = await this.followQuietly(api, { write: "delete", ...recordedDelete(deleting) }, deadline);
-            deleted = ended?.state === "succeeded";
-            await this.sent.ended(scope);
-        }
-        const found = deleted
-            ? await api.settled(readIt, (record) => record === undefined, deadline)
-            : await api.present(readIt, deadline, "the read");
+        const found = await this.present(api, readIt, deadline, "the read");
         // A pending create's resource is recorded once the create is resolved, which the next up does by
         // following it to its end: a record in the middle of its creation may yet fail [32411], and what
         // held the natural key before it was sent is someone else's until the create is seen to make it. [O]
@@ -138,7 +126,7 @@ export class AsyncLifecycle {
         const api = this.apiFor(inputs);
         const deadline = this.deadline("create", inputs);
         // A deletion of the natural key under way ends before anything is sent: its resource is not this one.
-        const found = await api.present(() => api.lookUp(deadline), deadline, "the create");
+        const found = await this.present(api, () => api.lookUp(deadline), deadline, "the create");
         const keyed = inputs.createToken !== undefined && api.spec.dialect.tokenReplaysCreate;
         const scope = keyed && !inputs.adopt ? createScopeOf(api, inputs) : undefined;
         const unended = scope && (await this.sent.unended(scope));
@@ -211,7 +199,12 @@ export class AsyncLifecycle {
                     () => this.followQuietly(api, olds.operation as PendingOperation, deadline),
                     olds.operation,
                 );
-            current = await api.present(() => api.get(olds.resourceId as string, deadline), deadline, "the update");
+            current = await this.present(
+                api,
+                () => api.get(olds.resourceId as string, deadline),
+                deadline,
+                "the update",
+            );
             if (!current) throw new ResourceMissingError(api.spec.label, olds.resourceId);
         }
         let broken = brokenReason(api.spec, current.record);
@@ -372,8 +365,31 @@ export class AsyncLifecycle {
         deadline: Deadline,
     ): Promise<{ found: Found | undefined; made: boolean }> {
         const ended = olds.operation ? await this.followQuietly(api, olds.operation, deadline) : undefined;
-        const found = await api.present(() => api.lookUp(deadline), deadline, "the update");
+        const found = await this.present(api, () => api.lookUp(deadline), deadline, "the update");
         return { found, made: olds.operation?.write === "create" && ended?.state === "succeeded" };
+    }
+
+    /**
+     * What `readIt` finds, once a delete of ours on it that its process never saw end (Ctrl-C, a kill)
+     * has been followed to its end: a resource that delete removed is not found, though a read that lags
+     * behind it still shows it, and though the delete's stack kept it (a destroy stopped while its
+     * operation ran). A deletion under way at the API is waited out (AsyncApi.present). [6499]
+     */
+    private async present(
+        api: AsyncApi,
+        readIt: () => Promise<Found | undefined>,
+        deadline: Deadline,
+        what: string,
+    ): Promise<Found | undefined> {
+        const found = await api.present(readIt, deadline, what);
+        const scope = found && deleteScopeOf(api, found.id);
+        const deleting = scope && (await this.sent.unended(scope));
+        if (!scope || !deleting) return found;
+        const ended = await this.followQuietly(api, { write: "delete", ...recordedDelete(deleting) }, deadline);
+        await this.sent.ended(scope);
+        return ended?.state === "succeeded"
+            ? await api.settled(readIt, (record) => record === undefined, deadline)
+            : await api.present(readIt, deadline, what);
     }
 
     /** Runs a look-up of an update; when it fails, the state on record stays, as partial state. */

@@ -305,6 +305,41 @@ describe("chaos against every dialect's server: findings, each as the smallest p
         assert.deepEqual(theirs(), [["w1", 3]], "someone else's w1 was deleted or changed");
     });
 
+    it("T: a destroy stopped while its delete runs does not leave the next up or refresh recording what it deleted (state; replay: generic seed 6499)", async () => {
+        const started = await start("generic", {}, scriptedOperations({ kind: "delete", pollsToFinish: 3 }));
+        server = started;
+        const record = mkdtempSync(join(tmpdir(), "findings-sent-"));
+        try {
+            // A create whose process stops as its POST is answered: pending, with the key it was sent with.
+            const first = processOf(started, { sentCreates: record, fetch: DIES_WITH_ITS_POST });
+            const inputs = await inputsOf(first.provider, started, "w1", 3);
+            const state = await partialOf(first.provider.create(inputs));
+            assert.equal(state.resourceId, undefined);
+            // Its destroy replays that key, finds w1, and is stopped at the first look at its delete: the
+            // stack keeps the pending create, and the delete runs on at the API.
+            let deleteSent = false;
+            const destroying = processOf(started, {
+                sentCreates: record,
+                fetch: async (send, request, stop) => {
+                    const answer = await send();
+                    if (request.method === "DELETE") deleteSent = true;
+                    else if (deleteSent && request.url.includes("/monitors/")) stop();
+                    return answer;
+                },
+            });
+            assert.ok((await outcome(destroying.provider.delete("w1", state))) !== undefined, "the destroy stopped");
+            assert.deepEqual(liveNames(started), ["w1"], "the delete still runs");
+            const refreshed = await processOf(started, { sentCreates: record }).provider.read("w1", state);
+            assert.equal(refreshed.props?.resourceId, undefined, "the refresh recorded the widget being deleted");
+            const { outs } = await processOf(started, { sentCreates: record }).provider.update("w1", state, inputs);
+            await started.settle();
+            const live = started.server.resources().map((widget) => widget.id);
+            assert.deepEqual(live, [outs?.resourceId], "the up recorded the widget its own delete removed");
+        } finally {
+            rmSync(record, { recursive: true, force: true });
+        }
+    });
+
     it("B: a delete Cloud Control ends FAILED NotFound is done (heal; replay: aws-cloudcontrol seed 1)", async () => {
         server = await start("aws-cloudcontrol", { handlerErrors: "event" });
         const { provider } = processOf(server);
