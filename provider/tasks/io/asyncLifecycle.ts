@@ -85,7 +85,16 @@ export class AsyncLifecycle {
         const deadline = this.deadline("read", props, DEFAULT_READ_TIMEOUT_MS);
         const byId = props.resourceId !== undefined && !api.spec.rules?.readsByKey;
         const readIt = () => (byId ? api.get(props.resourceId as string, deadline) : api.lookUp(deadline));
-        const found = await this.present(api, readIt, deadline, "the read");
+        // A pending create's resource may show in reads only a while after its create ended (an eventually
+        // consistent list, a lagging replica): it is looked for again before it is taken as not made, or
+        // an `--import-pending-creates` would leave it to no one. [6625]
+        const readPending = () => api.settled(readIt, (record) => record !== undefined, deadline);
+        const found = await this.present(
+            api,
+            props.resourceId === undefined ? readPending : readIt,
+            deadline,
+            "the read",
+        );
         // A pending create's resource is recorded once the create is resolved, which the next up does by
         // following it to its end: a record in the middle of its creation may yet fail [32411], and what
         // held the natural key before it was sent is someone else's until the create is seen to make it. [O]

@@ -340,6 +340,24 @@ describe("chaos against every dialect's server: findings, each as the smallest p
         }
     });
 
+    it("V: `--import-pending-creates` of a killed create finds a widget its list shows late (zombies; replay: generic seed 6625)", async () => {
+        const operations = scriptedOperations({ kind: "create", pollsToFinish: 1, resultLate: true });
+        const started = await start("generic", {}, operations);
+        server = started;
+        // Killed once its POST was answered: the engine keeps a pending create with the inputs only.
+        const killed = processOf(started, { fetch: DIES_WITH_ITS_POST });
+        const inputs = await inputsOf(killed.provider, started, "w1", 3);
+        await outcome(killed.provider.create(inputs));
+        await started.settle();
+        const imported = await processOf(started).provider.read("w1", inputs as unknown as AsyncResourceOutputs);
+        assert.deepEqual(liveNames(started), ["w1"]);
+        assert.equal(
+            imported.props?.resourceId,
+            started.server.resources()[0]?.id,
+            "the import read the list once, missed w1, and left it to no one",
+        );
+    });
+
     it("B: a delete Cloud Control ends FAILED NotFound is done (heal; replay: aws-cloudcontrol seed 1)", async () => {
         server = await start("aws-cloudcontrol", { handlerErrors: "event" });
         const { provider } = processOf(server);
