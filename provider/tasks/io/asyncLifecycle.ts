@@ -148,7 +148,8 @@ export class AsyncLifecycle {
             );
             const resumed = { ...inputs, body: unended.body };
             const outs = await this.creates.createOrFollow(api, resumed, deadline, found, true);
-            if (!bodyChanged(resumed, inputs)) return { id: api.spec.key, outs: outputsOf(inputs, outs) };
+            if (!this.bodyToSend(api, resumed, outs, inputs))
+                return { id: api.spec.key, outs: outputsOf(inputs, outs) };
             try {
                 return { id: api.spec.key, outs: await this.updated(api, inputs, outs, deadline) };
             } catch (error) {
@@ -187,7 +188,7 @@ export class AsyncLifecycle {
                 !heldByAnother(olds, found, made),
                 olds.createKey,
             );
-            if (!bodyChanged(resumed, news)) return { outs: outputsOf(news, outs) };
+            if (!this.bodyToSend(api, resumed, outs, news)) return { outs: outputsOf(news, outs) };
             return { outs: await this.updated(api, news, outs, deadline) };
         }
         let current: Found | undefined;
@@ -242,6 +243,25 @@ export class AsyncLifecycle {
         });
         if (!bodyChanged(olds, news)) return { outs: outputsOf(news, base) };
         return { outs: await this.updated(api, news, base, deadline) };
+    }
+
+    /**
+     * Whether the program's body must be sent to what a resumed create made: the API's record of it
+     * differs from the program's body, which changed since the create was sent, or the resource did
+     * (changed outside Pulumi while the create was pending). [6529]
+     */
+    private bodyToSend(
+        api: AsyncApi,
+        resumed: RawAsyncInputs,
+        made: AsyncResourceOutputs,
+        news: RawAsyncInputs,
+    ): boolean {
+        const record = made.resource;
+        const shown =
+            record !== undefined && atRest(api.spec, record)
+                ? recordedBody(api.spec, resumed.body, record)
+                : resumed.body;
+        return bodyChanged({ body: shown }, news);
     }
 
     /** Sends the program's body to the resource on record and answers the outputs after it. */

@@ -358,6 +358,28 @@ describe("chaos against every dialect's server: findings, each as the smallest p
         );
     });
 
+    it("W: a pending create resumed after its resource drifted sends the program's body (state; replay: aws-cloudcontrol seed 6529)", async () => {
+        const started = await start("aws-cloudcontrol");
+        server = started;
+        // The create's answer never read: a pending create; its widget is made, then changed outside Pulumi.
+        const first = processOf(started, {
+            fetch: async (send, request, stop) => {
+                const answer = await send();
+                if (request.body.includes('"DesiredState"')) stop();
+                return answer;
+            },
+        });
+        const inputs = await inputsOf(first.provider, started, "w1", 3, { createToken: TOKEN });
+        const state = await partialOf(first.provider.create(inputs));
+        assert.equal(state.resourceId, undefined);
+        await started.settle();
+        started.server.mutate("w1", started.fixture.drift(9));
+        const { outs } = await processOf(started).provider.update("w1", state, inputs);
+        const sizes = started.server.resources().map((record) => started.fixture.sizeOf(record));
+        assert.deepEqual(sizes, [3], "the up recorded the program's size while the API kept the drifted one");
+        assert.equal(outs?.resourceId, "w1");
+    });
+
     it("B: a delete Cloud Control ends FAILED NotFound is done (heal; replay: aws-cloudcontrol seed 1)", async () => {
         server = await start("aws-cloudcontrol", { handlerErrors: "event" });
         const { provider } = processOf(server);
