@@ -366,13 +366,15 @@ class DialectRun implements Runner {
     private finalProgram(): ResourceSpec[] {
         const lastUp = [...this.plan.steps].reverse().find((step) => step.kind === "up");
         const program = lastUp?.kind === "up" ? lastUp.program : [];
+        // Someone else's name declared without adopt fails every up (ResourceExistsError), so the user drops
+        // it, unless the state records a resource of the API as this one (then it is managed, and the checks
+        // tell whether it was theirs). A pending create sent while theirs held the name records none.
+        const claimed = (resource: ResourceSpec) => {
+            const entry = this.engine.state.get(resource.urn);
+            return entry?.id === resource.name && entry.outputs.resourceId !== undefined;
+        };
         return program
-            .filter(
-                (resource) =>
-                    !this.checker.isForeign(resource.name) ||
-                    resource.adopt ||
-                    this.engine.state.get(resource.urn)?.id === resource.name,
-            )
+            .filter((resource) => !this.checker.isForeign(resource.name) || resource.adopt || claimed(resource))
             .map(({ timeouts: _, ...resource }) => ({ ...resource, untaint: false }));
     }
 
