@@ -20,6 +20,7 @@ import { whatTheNextUpDoes } from "../logic/operationErrors";
 import { outcomeUnknown } from "../logic/outcomeUnknown";
 import type { OperationView } from "../protocol/dialects/dialect";
 import type { AsyncApi, Deadline, Found } from "./asyncApi";
+import type { AsyncFinds } from "./asyncFinds";
 import type { AsyncWrites } from "./asyncWrites";
 import { createScopeOf, recordedSpent, type SentCreates, spentRecord, spentScopeOf } from "./sentCreates";
 
@@ -44,6 +45,8 @@ export class AsyncCreates {
         private readonly report: (message: string) => void,
         private readonly schedule: PollSchedule,
         private readonly writes: AsyncWrites,
+        /** What the operation made is read through it (asyncFinds.ts). */
+        private readonly finds: AsyncFinds,
         /** Where keyed creates are recorded until their outcome is known (sentCreates.ts). */
         private readonly sent: SentCreates,
     ) {}
@@ -255,7 +258,7 @@ export class AsyncCreates {
         const settleFrom = this.clock();
         let made: Found | "gone" | undefined;
         try {
-            made = await this.madeBy(
+            made = await this.finds.madeBy(
                 api,
                 view,
                 deadline,
@@ -373,46 +376,5 @@ export class AsyncCreates {
             "`pulumi up` replays the key and records what that request made, or creates it";
         const createKey = inputs.createToken === undefined ? key : undefined;
         return partialState(inputs, spec.key, spec.label, outputsOf(inputs, { tainted: false, createKey }), reason);
-    }
-
-    /** What a create's operation made: the resource, "gone" when the API no longer has it, or undefined when unnamed. */
-    private async madeBy(
-        api: AsyncApi,
-        view: OperationView,
-        deadline: Deadline,
-        lookUpUnnamed: boolean,
-        looks?: number,
-    ): Promise<Found | "gone" | undefined> {
-        const { spec } = api;
-        const named = spec.keyIsId
-            ? spec.key
-            : (this.memberNamed(api, view) ??
-              view.resourceId ??
-              (view.record === undefined ? undefined : spec.idOf(view.record)));
-        // The operation ended: a read that finds nothing may only lag behind it, so it looks again first.
-        const exists = (found: Found | undefined) => found !== undefined;
-        let made: Found | undefined;
-        if (named !== undefined) made = await api.settled(() => api.get(named, deadline), exists, deadline, looks);
-        else if (view.resourceLocation) {
-            const location = view.resourceLocation;
-            made = await api.settled(() => api.getAt(location, deadline), exists, deadline, looks);
-        } else
-            return lookUpUnnamed ? await api.settled(() => api.lookUp(deadline), exists, deadline, looks) : undefined;
-        if (!made) return "gone";
-        api.checkKey(made, `the create of ${spec.label}`);
-        return made;
-    }
-
-    /** The id in the URI an operation names as what it made, for a kind that says where its members are. */
-    private memberNamed(api: AsyncApi, view: OperationView): string | undefined {
-        const rules = api.spec.rules;
-        if (!rules || view.resourceLocation === undefined) return undefined;
-        const member = rules.memberId(view.resourceLocation, api.baseUrl);
-        if ("problem" in member)
-            throw new TaskApiContractError(
-                `the create of ${api.spec.label} names what it made as ${member.problem}; nothing was read or recorded. ` +
-                    "Check the API (or what stands between us and it).",
-            );
-        return member.id;
     }
 }

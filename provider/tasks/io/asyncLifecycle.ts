@@ -10,7 +10,6 @@ import type { AsyncResourceInputs, AsyncResourceOutputs, PendingOperation } from
 import type { PollSchedule } from "../client/pollSchedule";
 import { DeleteUnconfirmedError } from "../errors/deleteUnconfirmedError";
 import { OperationFailedError } from "../errors/operationFailedError";
-import { OperationWaitError } from "../errors/operationWaitError";
 import { PartialStateError } from "../errors/partialStateError";
 import { ResourceMissingError } from "../errors/resourceMissingError";
 import { type AsyncSpec, atRest, brokenReason, recordedBody } from "../logic/asyncSpec";
@@ -25,18 +24,12 @@ import {
     resumedInputs,
 } from "../logic/asyncState";
 import { putRetriesProvisioning, whatTheNextUpDoes } from "../logic/operationErrors";
-import type { OperationView, WriteKind } from "../protocol/dialects/dialect";
+import type { WriteKind } from "../protocol/dialects/dialect";
 import type { AsyncApi, Deadline, Found } from "./asyncApi";
 import { AsyncCreates } from "./asyncCreates";
+import { AsyncFinds } from "./asyncFinds";
 import { AsyncWrites } from "./asyncWrites";
-import {
-    createScopeOf,
-    deleteRecord,
-    deleteScopeOf,
-    NO_SENT_CREATES,
-    recordedDelete,
-    type SentCreates,
-} from "./sentCreates";
+import { createScopeOf, deleteRecord, deleteScopeOf, NO_SENT_CREATES, type SentCreates } from "./sentCreates";
 
 /** How long create, update and delete may take by default: long-running operations take minutes. */
 const DEFAULT_TIMEOUT_MS = 20 * 60_000;
@@ -71,13 +64,16 @@ export class AsyncLifecycle {
         private readonly sent: SentCreates = NO_SENT_CREATES,
     ) {
         this.writes = new AsyncWrites(clock);
-        this.creates = new AsyncCreates(clock, sleep, signal, report, schedule, this.writes, sent);
+        this.finds = new AsyncFinds(clock, sent);
+        this.creates = new AsyncCreates(clock, sleep, signal, report, schedule, this.writes, this.finds, sent);
     }
 
     /** Creates (asyncCreates.ts). */
     private readonly creates: AsyncCreates;
     /** Writes to what exists (asyncWrites.ts). */
     private readonly writes: AsyncWrites;
+    /** Reads that first let what is still running end (asyncFinds.ts). */
+    private readonly finds: AsyncFinds;
 
     /** Read: the resource as the API has it now; nothing when it is gone. */
     async read(props: AsyncResourceOutputs): Promise<{ id: string; props: AsyncResourceOutputs } | undefined> {
@@ -89,7 +85,7 @@ export class AsyncLifecycle {
         // consistent list, a lagging replica): it is looked for again before it is taken as not made, or
         // an `--import-pending-creates` would leave it to no one. [6625]
         const readPending = () => api.settled(readIt, (record) => record !== undefined, deadline);
-        const found = await this.present(
+        const found = await this.finds.present(
             api,
             props.resourceId === undefined ? readPending : readIt,
             deadline,
@@ -135,7 +131,7 @@ export class AsyncLifecycle {
         const api = this.apiFor(inputs);
         const deadline = this.deadline("create", inputs);
         // A deletion of the natural key under way ends before anything is sent: its resource is not this one.
-        const found = await this.present(api, () => api.lookUp(deadline), deadline, "the create");
+        const found = await this.finds.present(api, () => api.lookUp(deadline), deadline, "the create");
         const keyed = inputs.createToken !== undefined && api.spec.dialect.tokenReplaysCreate;
         const scope = keyed && !inputs.adopt ? createScopeOf(api, inputs) : undefined;
         const unended = scope && (await this.sent.unended(scope));
@@ -179,7 +175,9 @@ export class AsyncLifecycle {
         if (isPendingCreate(olds)) {
             // Let its operation end, then find what it made (by the token it was sent with), or create it now.
             const resumed = resumedInputs(olds, news);
-            const { found, made } = await this.keeping(keep, () => this.afterCreateOnRecord(api, olds, deadline));
+            const { found, made } = await this.keeping(keep, () =>
+                this.finds.afterOperationOnRecord(api, olds, deadline),
+            );
             const outs = await this.creates.createOrFollow(
                 this.apiFor(resumed),
                 resumed,
@@ -193,7 +191,7 @@ export class AsyncLifecycle {
         }
         let current: Found | undefined;
         if ((olds.tainted && news.untaint) || olds.resourceId === undefined) {
-            const looked = await this.keeping(keep, () => this.afterCreateOnRecord(api, olds, deadline));
+            const looked = await this.keeping(keep, () => this.finds.afterOperationOnRecord(api, olds, deadline));
             current = looked.found;
             // Untaint keeps what this resource's create made, not what held the key before it. [O]
             if (current && heldByAnother(olds, current, looked.made))
@@ -206,10 +204,10 @@ export class AsyncLifecycle {
             if (olds.operation)
                 await this.keeping(
                     keep,
-                    () => this.followQuietly(api, olds.operation as PendingOperation, deadline),
+                    () => this.finds.followQuietly(api, olds.operation as PendingOperation, deadline),
                     olds.operation,
                 );
-            current = await this.present(
+            current = await this.finds.present(
                 api,
                 () => api.get(olds.resourceId as string, deadline),
                 deadline,
@@ -281,7 +279,7 @@ export class AsyncLifecycle {
         const api = this.apiFor(props);
         const { spec } = api;
         const deadline = this.deadline("delete", props);
-        const ended = props.operation ? await this.followQuietly(api, props.operation, deadline) : undefined;
+        const ended = props.operation ? await this.finds.followQuietly(api, props.operation, deadline) : undefined;
         let id = props.resourceId;
         if (id === undefined) {
             // A create seen to succeed made it: reads that lag behind its end are read again. [I]
@@ -352,73 +350,6 @@ export class AsyncLifecycle {
             id,
             submitted.kind === "operation" ? submitted.handle.ref : undefined,
         );
-    }
-
-    /**
-     * Follows an operation recorded in state to its end, whatever the end: failed or canceled only means
-     * the next step (look up, create again, send again) decides. Stopping short again is an error.
-     */
-    private async followQuietly(
-        api: AsyncApi,
-        operation: PendingOperation,
-        deadline: Deadline,
-    ): Promise<OperationView | undefined> {
-        const what = `the ${operation.write} of ${api.spec.label} started earlier`;
-        try {
-            return await api.follow(
-                { kind: operation.kind, ref: operation.ref },
-                undefined,
-                what,
-                this.clock(),
-                deadline,
-            );
-        } catch (error) {
-            // An operation the API no longer has (expired, or the resource it polled was deleted) is over:
-            // what it did is for the next step to find out, as for any other end. [R]
-            const gone =
-                error instanceof OperationWaitError &&
-                error.stop === "polling" &&
-                api.meaning(error.cause) === "not-found";
-            if (gone) return undefined;
-            throw error;
-        }
-    }
-
-    /**
-     * What holds the natural key once the operation on record (if any) has ended; `made`: that operation
-     * was a create, seen to succeed.
-     */
-    private async afterCreateOnRecord(
-        api: AsyncApi,
-        olds: AsyncResourceOutputs,
-        deadline: Deadline,
-    ): Promise<{ found: Found | undefined; made: boolean }> {
-        const ended = olds.operation ? await this.followQuietly(api, olds.operation, deadline) : undefined;
-        const found = await this.present(api, () => api.lookUp(deadline), deadline, "the update");
-        return { found, made: olds.operation?.write === "create" && ended?.state === "succeeded" };
-    }
-
-    /**
-     * What `readIt` finds, once a delete of ours on it that its process never saw end (Ctrl-C, a kill)
-     * has been followed to its end: a resource that delete removed is not found, though a read that lags
-     * behind it still shows it, and though the delete's stack kept it (a destroy stopped while its
-     * operation ran). A deletion under way at the API is waited out (AsyncApi.present). [6499]
-     */
-    private async present(
-        api: AsyncApi,
-        readIt: () => Promise<Found | undefined>,
-        deadline: Deadline,
-        what: string,
-    ): Promise<Found | undefined> {
-        const found = await api.present(readIt, deadline, what);
-        const scope = found && deleteScopeOf(api, found.id);
-        const deleting = scope && (await this.sent.unended(scope));
-        if (!scope || !deleting) return found;
-        const ended = await this.followQuietly(api, { write: "delete", ...recordedDelete(deleting) }, deadline);
-        await this.sent.ended(scope);
-        return ended?.state === "succeeded"
-            ? await api.settled(readIt, (record) => record === undefined, deadline)
-            : await api.present(readIt, deadline, what);
     }
 
     /** Runs a look-up of an update; when it fails, the state on record stays, as partial state. */
