@@ -2,8 +2,6 @@
 // `adopt: true` and `protect: true`, since the engine cannot import dynamic resources. Only arguments and I/O live here;
 // which lines become declarations, and how they are written, is hosts/importer.ts.
 
-import hostEntryShim = require("../hosts/hostEntryShim");
-
 import { readFile, rm, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { parseArgs } from "node:util";
@@ -11,6 +9,7 @@ import { ConnectionSettingsError } from "../hosts/errors/connectionSettingsError
 import { HostsFileError } from "../hosts/errors/hostsFileError";
 import { SshConnectionError } from "../hosts/errors/sshConnectionError";
 import { SshHostKeyError } from "../hosts/errors/sshHostKeyError";
+import { HOST_ENTRY_SHIM } from "../hosts/hostEntrySchema";
 import type { HostsFileConnection } from "../hosts/io/lookup";
 import { readHostsFile } from "../hosts/io/readHostsFile";
 import { readRemoteHostsFile } from "../hosts/io/readRemoteHostsFile";
@@ -20,7 +19,7 @@ import type { HostsDocument } from "../hosts/logic/hostsDocument";
 import { type ImportedConnection, planImport, renderImportProgram } from "../hosts/logic/importer";
 import { addEntriesToState, type Deployment, type StateImport } from "../hosts/logic/importState";
 import { codeOf } from "../shared/files/errno";
-import { serializedFunction } from "../shared/sdkInternals";
+import { providerText } from "../shared/providerShim";
 import { messageOf, quote, shellQuote } from "../shared/text";
 import { CliError } from "./cliError";
 import type { CliIo, Command } from "./command";
@@ -136,7 +135,7 @@ async function runHostsImport(args: readonly string[], io: CliIo): Promise<numbe
     const reference = options.stack;
     const project = await projectName(place.cwd);
     const stackName = stackNameIn(reference, project, place.cwd);
-    const shim = await serializedShim();
+    const shim = providerText(HOST_ENTRY_SHIM);
     const compute = (deployment: Deployment) =>
         addEntriesToState(deployment, plan, {
             project,
@@ -201,12 +200,6 @@ async function emit(program: string, out: string | undefined, io: CliIo): Promis
             1,
         );
     }
-}
-
-/** The `__provider` text a HostEntry stores, serialized by the SDK as a program does. */
-async function serializedShim(): Promise<string> {
-    const provider = hostEntryShim;
-    return serializedFunction(() => provider);
 }
 
 interface ImportOptions {

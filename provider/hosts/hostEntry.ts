@@ -6,9 +6,9 @@
 
 import * as pulumi from "@pulumi/pulumi";
 
-import hostEntryShim = require("./hostEntryShim");
+import { ShimmedResource } from "../shared/shimmedResource";
 
-import { HOST_ENTRY_MODULE, HOST_ENTRY_TYPE } from "./hostEntrySchema";
+import { HOST_ENTRY_MODULE, HOST_ENTRY_SHIM, HOST_ENTRY_TYPE } from "./hostEntrySchema";
 import { programDefaultFile } from "./io/programDefaultFile";
 import { REMOTE_DEFAULT_FILE } from "./logic/connection";
 
@@ -138,7 +138,7 @@ function ownerStack(): string {
 }
 
 /** A line of a hosts file, with its whole lifecycle managed by Pulumi. */
-export class HostEntry extends pulumi.dynamic.Resource {
+export class HostEntry extends ShimmedResource {
     /** The address, in canonical form (RFC 5952 for IPv6). */
     declare readonly address: pulumi.Output<string>;
     /** Canonical name first, then aliases; lowercase. */
@@ -166,7 +166,7 @@ export class HostEntry extends pulumi.dynamic.Resource {
         };
         // Credentials are secret in state even where the program passed them in clear.
         const secrets = { ...opts, additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), "credentials"] };
-        super(hostEntryShim, name, props, secrets, HOST_ENTRY_MODULE, HOST_ENTRY_TYPE);
+        super({ module: HOST_ENTRY_MODULE, type: HOST_ENTRY_TYPE, shim: HOST_ENTRY_SHIM }, name, props, secrets);
     }
 
     /**

@@ -42,3 +42,5 @@ export const MAX_OWNER_LENGTH = 512;
 /** Resource type token module and name: `pulumi-nodejs:dynamic/hosts:HostEntry`. */
 export const HOST_ENTRY_MODULE = "hosts";
 export const HOST_ENTRY_TYPE = "HostEntry";
+/** The package subpath of the HostEntry shim (hostEntryShim.ts), which every stack's state names. */
+export const HOST_ENTRY_SHIM = "pulumi-lifecycle/provider/hostEntry";

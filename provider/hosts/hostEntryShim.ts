@@ -1,7 +1,7 @@
-// The `__provider` of every HostEntry. This module's exports ARE the provider object, so when the package
-// is installed under node_modules the SDK stores the reference `require("pulumi-lifecycle/provider/hostEntry")`
-// (about 250 bytes, the same for every version and path) instead of the code by value. The subpath is
-// part of every stack's state: it must keep resolving in every future version.
+// The provider of every HostEntry. This module's exports ARE the provider object, and every stack's
+// `__provider` names it by its subpath, `require("pulumi-lifecycle/provider/hostEntry")` (HOST_ENTRY_SHIM;
+// the SDK's closure serializer wrote the same reference before 0.1's resource classes wrote it
+// themselves). The subpath is part of every stack's state: it must keep resolving in every future version.
 
 import { providerShim } from "../shared/providerShim";
 

@@ -1,27 +1,52 @@
 // The provider shim: the ResourceProvider behind every resource of a kind, and the one name for the
-// mechanism (each kind's module exporting it is that kind's shim; the SDK stores it as `__provider`).
-// It captures nothing but the kind and, at run time in the provider process, loads the package by name
-// from the Pulumi project (`require("pulumi-lifecycle/runtime")`), which works under npm and pnpm
-// layouts, on another machine and after an upgrade.
+// mechanism (each kind's module exporting it is that kind's shim; `__provider` names it). It captures
+// nothing but the kind and, at run time in the provider process, loads the package by name from the
+// Pulumi project (`require("pulumi-lifecycle/runtime")`), which works under npm and pnpm layouts, on
+// another machine and after an upgrade.
 //
 // The engine stores `__provider` in the state of every resource (in its inputs and its outputs) and runs
-// it in the provider process. Serializing the real provider would copy our code by value, with paths of
-// the machine that built it. The SDK stores a module's exports as `require("<package>/<subpath>")` when
-// the module is installed under node_modules and its file is a package export; so each kind's shim is the
-// whole export of a module of its own (hosts/hostEntryShim.ts, tasks/datastoreShim.ts,
-// tasks/asyncResourceShim.ts), one object per kind, which the SDK serializes once per kind. Where the SDK
-// cannot resolve the package from its own location (it is installed elsewhere, e.g. hoisted in a
-// monorepo), it stores the file's path in the package instead
-// (`pulumi-lifecycle/dist/hosts/hostEntryShim.js`), which is exported too so that it resolves; both paths
-// must keep resolving in every future version. Where the package is not under node_modules (a linked
-// checkout), the SDK copies the shim's code (~2 KB), which loads the package by name just the same. Which
-// kinds exist is the runtime's business (runtime.ts): this module knows none.
+// it in the provider process. Each kind's shim is the whole export of a module of its own
+// (hosts/hostEntryShim.ts, tasks/datastoreShim.ts, tasks/asyncResourceShim.ts), exported by the package
+// under a subpath (`pulumi-lifecycle/provider/hostEntry`), and `__provider` is a fixed text that requires
+// that subpath (providerText, written by shimmedResource.ts): no code and no path of the machine that
+// built it. State written before the resource classes wrote that text themselves holds what the SDK's
+// closure serializer wrote: the same subpath; where the SDK could not resolve the package from its own
+// location (hoisted in a monorepo) the file's path in the package
+// (`pulumi-lifecycle/dist/hosts/hostEntryShim.js`), exported too; and for a linked checkout the shim's
+// code, which loads the package by name. Every one of these must keep resolving in every future version.
+// Which kinds exist is the runtime's business (runtime.ts): this module knows none.
 
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 
 /** What `pulumi-lifecycle/runtime` offers the shim (see runtime.ts). */
 interface Runtime {
     providerFor(kind: string): Required<dynamic.ResourceProvider>;
+}
+
+/**
+ * The `__provider` text a resource of this package records: the dynamic-provider process runs it
+ * (`require-from-string(text).handler()` answers the provider), and it answers the shim at `subpath`
+ * ("pulumi-lifecycle/provider/hostEntry") by name. It is, byte for byte, what the SDK's closure
+ * serializer writes for `pulumi.dynamic.Resource` with that shim installed under node_modules, so the
+ * state of a stack written by an earlier version does not change; a program run does not pay the
+ * serializer (about 0.25 CPU-s: it attaches a V8 inspector session).
+ */
+export function providerText(subpath: string): string {
+    return [
+        "exports.handler = __f0;",
+        `const provider = require(${JSON.stringify(subpath)});`,
+        "",
+        "function __f0() {",
+        "  return (function() {",
+        "    with({ this: undefined, arguments: undefined }) {",
+        "",
+        "return () => provider;",
+        "",
+        "    }",
+        "  }).apply(undefined, undefined).apply(this, arguments);",
+        "}",
+        "",
+    ].join("\n");
 }
 
 /** A provider that forwards every operation to the package's runtime provider for `kind`. */

@@ -12,8 +12,6 @@
 // | proto/engine_grpc_pb, proto/engine_pb and the    | engineLog.ts       | progress lines go to stderr,      |
 // |   SDK's grpc-js (credentials, Metadata)          |                    |   after one line saying why       |
 // | runtime/config `isConfigSecret`                  | tokenWarning.ts    | PULUMI_CONFIG_SECRET_KEYS is read |
-// | runtime/closure/serializeClosure                 | cli/hostsImport.ts | `hosts import --stack` fails      |
-// |   `serializeFunction`                            |                    |   (printing without it works)     |
 //
 // Checked against @pulumi/pulumi 3.142.0 (the oldest the peer range `^3.142.0` admits) and 3.270.0
 // (the newest when this was written, and the dev dependency): both ask for @grpc/grpc-js ^1.10.1,
@@ -109,12 +107,6 @@ export function sdkIsConfigSecret(key: string): boolean | undefined {
     } catch {
         return undefined;
     }
-}
-
-/** The text the SDK stores for a function, serialized as a program serializes a dynamic provider. */
-export async function serializedFunction(fn: () => unknown): Promise<string> {
-    const { serializeFunction } = await import("@pulumi/pulumi/runtime/closure/serializeClosure");
-    return (await serializeFunction(fn, { allowSecrets: true })).text;
 }
 
 /** The @grpc/grpc-js module that `anchor` (a file) resolves, if any. */

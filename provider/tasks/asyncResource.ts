@@ -5,12 +5,12 @@
 // Type token: pulumi-nodejs:dynamic/tasks:AsyncResource. Id: the natural key (the value at `naturalKey`
 // in the body), known before the create ends; `resourceId` is the API's id.
 
-import * as pulumi from "@pulumi/pulumi";
+import type * as pulumi from "@pulumi/pulumi";
 
-import asyncResourceShim = require("./asyncResourceShim");
-
+import { ShimmedResource } from "../shared/shimmedResource";
 import {
     ASYNC_RESOURCE_MODULE,
+    ASYNC_RESOURCE_SHIM,
     ASYNC_RESOURCE_TYPE_NAME,
     type GenericDialectInputs,
     type PendingOperation,
@@ -86,7 +86,7 @@ export interface AsyncResourceArgs {
 }
 
 /** A resource of any REST API whose writes are long-running operations. */
-export class AsyncResource extends pulumi.dynamic.Resource {
+export class AsyncResource extends ShimmedResource {
     /** The API's id of the resource, once known. */
     declare readonly resourceId: pulumi.Output<string | undefined>;
     /** The resource as the API last answered it. */
@@ -110,13 +110,11 @@ export class AsyncResource extends pulumi.dynamic.Resource {
             taintReason: undefined,
         };
         super(
-            asyncResourceShim,
+            { module: ASYNC_RESOURCE_MODULE, type: ASYNC_RESOURCE_TYPE_NAME, shim: ASYNC_RESOURCE_SHIM },
             name,
             // customTimeouts recorded: a destroy's first delete is bounded by it too (README, Timeouts).
             { ...args, ...outputs, ...(opts?.customTimeouts ? { customTimeouts: opts.customTimeouts } : {}) },
             opts,
-            ASYNC_RESOURCE_MODULE,
-            ASYNC_RESOURCE_TYPE_NAME,
         );
     }
 

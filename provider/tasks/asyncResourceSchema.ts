@@ -6,6 +6,8 @@ import type { CustomTimeouts, OperationTimeouts } from "./timeoutsSchema";
 /** Resource type token module and name: `pulumi-nodejs:dynamic/tasks:AsyncResource`. */
 export const ASYNC_RESOURCE_MODULE = "tasks";
 export const ASYNC_RESOURCE_TYPE_NAME = "AsyncResource";
+/** The package subpath of the AsyncResource shim (asyncResourceShim.ts), which every stack's state names. */
+export const ASYNC_RESOURCE_SHIM = "pulumi-lifecycle/provider/async-resource";
 
 /** How the generic dialect follows writes (see protocol/dialects/generic.ts); every field has a default. */
 export interface GenericDialectInputs {

@@ -5,11 +5,10 @@
 // Type token: pulumi-nodejs:dynamic/tasks:Datastore. Id: the natural key
 // "<hciClusterUuid>/<clusterId>/<name>", known before the create task ends; `datastoreId` is the API's id.
 
-import * as pulumi from "@pulumi/pulumi";
+import type * as pulumi from "@pulumi/pulumi";
 
-import datastoreShim = require("./datastoreShim");
-
-import { DATASTORE_MODULE, DATASTORE_TYPE_NAME } from "./datastoreSchema";
+import { ShimmedResource } from "../shared/shimmedResource";
+import { DATASTORE_MODULE, DATASTORE_SHIM, DATASTORE_TYPE_NAME } from "./datastoreSchema";
 import type { DatastoreState, DatastoreType } from "./protocol/wire";
 import type { OperationTimeoutsArgs } from "./timeoutsSchema";
 import { warnIfTokenInClear } from "./tokenWarning";
@@ -53,7 +52,7 @@ export interface DatastoreLookupState {
 }
 
 /** A datastore whose create, resize and delete are asynchronous tasks. */
-export class Datastore extends pulumi.dynamic.Resource {
+export class Datastore extends ShimmedResource {
     /** The HCI cluster's UUID, lowercase. */
     declare readonly hciClusterUuid: pulumi.Output<string>;
     /** The hypervisor cluster's UUID, lowercase. */
@@ -96,13 +95,11 @@ export class Datastore extends pulumi.dynamic.Resource {
             taintReason: undefined,
         };
         super(
-            datastoreShim,
+            { module: DATASTORE_MODULE, type: DATASTORE_TYPE_NAME, shim: DATASTORE_SHIM },
             name,
             // customTimeouts recorded: a destroy's first delete is bounded by it too (README, Timeouts).
             { ...args, ...outputs, ...(opts?.customTimeouts ? { customTimeouts: opts.customTimeouts } : {}) },
             opts,
-            DATASTORE_MODULE,
-            DATASTORE_TYPE_NAME,
         );
     }
 

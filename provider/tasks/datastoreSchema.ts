@@ -75,6 +75,8 @@ export interface DatastoreOutputs extends DatastoreInputs {
 /** Resource type token module and name: `pulumi-nodejs:dynamic/tasks:Datastore`. */
 export const DATASTORE_MODULE = "tasks";
 export const DATASTORE_TYPE_NAME = "Datastore";
+/** The package subpath of the Datastore shim (datastoreShim.ts), which every stack's state names. */
+export const DATASTORE_SHIM = "pulumi-lifecycle/provider/datastore";
 
 /** What identifies a datastore before the API gives it an id. */
 export interface NaturalKey {

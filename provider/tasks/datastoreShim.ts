@@ -1,7 +1,7 @@
-// The `__provider` of every Datastore. This module's exports ARE the provider object, so when the package
-// is installed under node_modules the SDK stores the reference `require("pulumi-lifecycle/provider/datastore")`
-// (about 250 bytes, the same for every version and path) instead of the code by value. The subpath is
-// part of every stack's state: it must keep resolving in every future version.
+// The provider of every Datastore. This module's exports ARE the provider object, and every stack's
+// `__provider` names it by its subpath, `require("pulumi-lifecycle/provider/datastore")` (DATASTORE_SHIM;
+// the SDK's closure serializer wrote the same reference before the resource classes wrote it
+// themselves). The subpath is part of every stack's state: it must keep resolving in every future version.
 
 import { providerShim } from "../shared/providerShim";
 

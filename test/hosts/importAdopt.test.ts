@@ -10,7 +10,7 @@ import { HostsDocument } from "../../provider/hosts/logic/hostsDocument";
 import { type ImportPlan, planImport } from "../../provider/hosts/logic/importer";
 import { makeProject, type TempDir } from "../support/projects";
 import { ProviderCallError, ProviderServer } from "../support/providerServer";
-import { serializedProvider } from "../support/serializedProvider";
+import { providerTextOf } from "../support/providerTextOf";
 
 /** A workstation's file: distribution defaults, hand-written entries, and lines that cannot be adopted. */
 const WORKSTATION = [
@@ -60,7 +60,7 @@ describe("hosts import: every declaration is adopted by the real provider withou
         project = await makeProject();
         server = await ProviderServer.start({ projectDir: project.dir });
         await server.configure({});
-        provider = await serializedProvider("hosts:HostEntry");
+        provider = providerTextOf("hosts:HostEntry");
     });
 
     after(async () => {

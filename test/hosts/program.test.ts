@@ -6,6 +6,7 @@ import { strict as assert } from "node:assert";
 import * as pulumi from "@pulumi/pulumi";
 import { hosts } from "../../provider";
 import { osHostsFile } from "../../provider/hosts/logic/defaultFile";
+import { providerText } from "../../provider/shared/providerShim";
 
 interface Registered {
     type: string;
@@ -108,10 +109,11 @@ describe("HostEntry in a program", () => {
         assert.equal(resource?.type, "pulumi-nodejs:dynamic/hosts:HostEntry");
     });
 
-    it("serializes a __provider that deserializes into a provider with every operation", async () => {
+    it("records the shim's fixed __provider text, which loads into a provider with every operation", async () => {
         const entry = new hosts.HostEntry("d", { address: "10.0.0.4", names: ["d.test"] });
         await resolved(entry.id);
         const text = registered[0]?.inputs.__provider as string;
+        assert.equal(text, providerText("pulumi-lifecycle/provider/hostEntry"));
         const provider = require("require-from-string")(text).handler();
         for (const method of ["configure", "check", "diff", "create", "read", "update", "delete"]) {
             assert.equal(typeof provider[method], "function", method);

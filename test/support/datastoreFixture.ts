@@ -13,7 +13,7 @@ import { closedPort, startCuttingProxy } from "./cuttingProxy";
 import { type EngineLogServer, startEngineLogServer } from "./engineLogServer";
 import { makeProject, type TempDir } from "./projects";
 import { type Props, ProviderServer } from "./providerServer";
-import { serializedProvider } from "./serializedProvider";
+import { providerTextOf } from "./providerTextOf";
 
 export const HCI = "126fd201-9e6e-5e31-9ffb-a766265b1fd3";
 export const CLUSTER = "298a299e-78f5-5acb-86ce-4e9fdc290ab7";
@@ -128,7 +128,7 @@ function fixtureOf(api: TaskApiServer, side: ProviderSide, close: () => Promise<
     const { provider, engine } = side;
     const urn = (name: string) => `urn:pulumi:dev::datastore-test::pulumi-nodejs:dynamic/tasks:Datastore::${name}`;
     const args = async (name: string, overrides: Props = {}) => ({
-        __provider: await serializedProvider("tasks:Datastore"),
+        __provider: providerTextOf("tasks:Datastore"),
         hciClusterUuid: HCI,
         clusterId: CLUSTER,
         name,

@@ -2,7 +2,7 @@
 // resource (Check, then Create/Update/Delete), for tests that need many operations at once.
 
 import type { Props, ProviderServer } from "./providerServer";
-import { serializedProvider } from "./serializedProvider";
+import { providerTextOf } from "./providerTextOf";
 
 /** The engine's URN for a HostEntry named `name`. */
 export function hostEntryUrn(name: string): string {
@@ -15,7 +15,7 @@ export async function createHostEntry(
     name: string,
     args: Props,
 ): Promise<{ id: string; properties: Props }> {
-    const __provider = await serializedProvider("hosts:HostEntry");
+    const __provider = providerTextOf("hosts:HostEntry");
     const urn = hostEntryUrn(name);
     const checked = await server.check(urn, {}, { __provider, ...args });
     if (checked.failures.length > 0) throw new Error(`check failed: ${JSON.stringify(checked.failures)}`);

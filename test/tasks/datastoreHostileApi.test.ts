@@ -26,7 +26,7 @@ import {
 import { type EngineLogServer, startEngineLogServer } from "../support/engineLogServer";
 import { makeProject, type TempDir } from "../support/projects";
 import { type Props, ProviderCallError, ProviderServer } from "../support/providerServer";
-import { serializedProvider } from "../support/serializedProvider";
+import { providerTextOf } from "../support/providerTextOf";
 import { closeHostileApis, hostileApi, json, list, operation, pathOf, record } from "./io/hostileApi";
 
 const URN = "urn:pulumi:dev::datastore-test::pulumi-nodejs:dynamic/tasks:Datastore::ds19";
@@ -148,7 +148,7 @@ describe("tasks.Datastore through the provider process, against a task API that 
         /** Starts a create whose POST answer dribbles; resolves once the body is dribbling, with the create's error. */
         async function createDribbling(): Promise<{ create: Promise<ProviderCallError> }> {
             const inputs = {
-                __provider: await serializedProvider("tasks:Datastore"),
+                __provider: providerTextOf("tasks:Datastore"),
                 hciClusterUuid: HCI,
                 clusterId: CLUSTER,
                 name: "ds19",

@@ -11,7 +11,7 @@ import { ASYNC_OPERATIONS_PATH } from "../../../provider/tasks/protocol/wire";
 import { CLUSTER, GIB, HCI, TOKEN } from "../../support/datastoreFixture";
 import { makeProject } from "../../support/projects";
 import { ProviderServer } from "../../support/providerServer";
-import { serializedProvider } from "../../support/serializedProvider";
+import { providerTextOf } from "../../support/providerTextOf";
 import { cpuSeconds, peakRssMb } from "./machine";
 
 /** What the run measured. */
@@ -54,7 +54,7 @@ export async function benchTasks(count = 200, perSecond = 200, throttledShare = 
         await provider.configure({ "pulumi-lifecycle:taskApiUrl": api.url, "pulumi-lifecycle:taskApiToken": TOKEN });
         for (const durationMs of durations)
             api.addFault({ match: { method: "POST" }, fault: { task: { durationMs } } });
-        const __provider = await serializedProvider("tasks:Datastore");
+        const __provider = providerTextOf("tasks:Datastore");
         const started = performance.now();
         const results = await Promise.all(
             durations.map(async (_, n) => {
