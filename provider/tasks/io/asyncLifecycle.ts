@@ -72,7 +72,7 @@ export class AsyncLifecycle {
     private readonly creates: AsyncCreates;
     /** Writes to what exists (asyncWrites.ts). */
     private readonly writes: AsyncWrites;
-    /** Reads that first let what is still running end (asyncFinds.ts). */
+    /** Reads around what runs at the API (asyncFinds.ts). */
     private readonly finds: AsyncFinds;
 
     /** Read: the resource as the API has it now; nothing when it is gone. */
@@ -91,11 +91,12 @@ export class AsyncLifecycle {
             deadline,
             "the read",
         );
-        // A pending create's resource is recorded once the create is resolved, which the next up does by
-        // following it to its end: a record in the middle of its creation may yet fail [32411], and what
-        // held the natural key before it was sent is someone else's until the create is seen to make it. [O]
+        // A pending create's resource found in the middle of its creation is recorded once the create is
+        // resolved, which the next up does by following it to its end: it may yet fail. [32411]
         if (found && props.resourceId === undefined && !atRest(api.spec, found.record))
             return { id: api.spec.key, props };
+        // What held the natural key before a pending create was sent is someone else's until that create
+        // is seen to make it, which only the next up's following of it tells. [O]
         if (!found || heldByAnother(props, found)) {
             // A create not resolved yet (its outcome unknown, or its operation not seen to its end) stays on
             // record until an `up` resolves it: dropped, it could still make the resource (a create in
