@@ -9,6 +9,7 @@ import { DeletionUnderWayError } from "../errors/deletionUnderWayError";
 import { TaskApiContractError } from "../errors/taskApiContractError";
 import { TaskApiError } from "../errors/taskApiError";
 import { type AsyncSpec, beingDeleted } from "../logic/asyncSpec";
+import type { Deadline } from "../logic/deadline";
 import type { TaskProcessContext } from "../processContext";
 import type {
     ErrorMeaning,
@@ -20,11 +21,7 @@ import type {
     WriteKind,
 } from "../protocol/dialects/dialect";
 
-/** When an operation must be over, and the setting that says so (for messages). */
-export interface Deadline {
-    readonly at: number;
-    readonly setting: string;
-}
+export type { Deadline };
 
 /** How many pages a lookup reads at most: a list that goes on is refused rather than read forever. */
 const MAX_LOOKUP_PAGES = 50;

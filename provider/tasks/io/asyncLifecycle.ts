@@ -3,13 +3,13 @@
 // the read, the update (a pending create resumed, untaint, the body sent), and the delete confirmed by
 // the API no longer having the resource. Every outcome that may have made something is recorded.
 
-import { parseDuration } from "../../shared/duration";
 import type { EngineCall } from "../../shared/engineCalls";
 import { messageOf } from "../../shared/text";
 import type { AsyncResourceInputs, AsyncResourceOutputs, PendingOperation } from "../asyncResourceSchema";
 import type { PollSchedule } from "../client/pollSchedule";
 import { DeleteUnconfirmedError } from "../errors/deleteUnconfirmedError";
 import { OperationFailedError } from "../errors/operationFailedError";
+import { OperationWaitError } from "../errors/operationWaitError";
 import { PartialStateError } from "../errors/partialStateError";
 import { ResourceMissingError } from "../errors/resourceMissingError";
 import { type AsyncSpec, atRest, brokenReason, recordedBody } from "../logic/asyncSpec";
@@ -23,18 +23,15 @@ import {
     type RawAsyncInputs,
     resumedInputs,
 } from "../logic/asyncState";
+import { type Deadline, deadlineOf } from "../logic/deadline";
 import { putRetriesProvisioning, whatTheNextUpDoes } from "../logic/operationErrors";
 import type { WriteKind } from "../protocol/dialects/dialect";
-import type { AsyncApi, Deadline, Found } from "./asyncApi";
+import type { AsyncApi, Found } from "./asyncApi";
 import { AsyncCreates } from "./asyncCreates";
 import { AsyncFinds } from "./asyncFinds";
 import { AsyncWrites } from "./asyncWrites";
 import { createScopeOf, deleteRecord, deleteScopeOf, NO_SENT_CREATES, type SentCreates } from "./sentCreates";
 
-/** How long create, update and delete may take by default: long-running operations take minutes. */
-const DEFAULT_TIMEOUT_MS = 20 * 60_000;
-/** How long a read may take by default. */
-const DEFAULT_READ_TIMEOUT_MS = 5 * 60_000;
 /** Builds the API of a resource from its inputs (one client per API per process). */
 export type ApiFor = (inputs: AsyncResourceInputs) => AsyncApi;
 
@@ -78,7 +75,7 @@ export class AsyncLifecycle {
     /** Read: the resource as the API has it now; nothing when it is gone. */
     async read(props: AsyncResourceOutputs): Promise<{ id: string; props: AsyncResourceOutputs } | undefined> {
         const api = this.apiFor(props);
-        const deadline = this.deadline("read", props, DEFAULT_READ_TIMEOUT_MS);
+        const deadline = this.deadline("read", props);
         const byId = props.resourceId !== undefined && !api.spec.rules?.readsByKey;
         const readIt = () => (byId ? api.get(props.resourceId as string, deadline) : api.lookUp(deadline));
         // A pending create's resource may show in reads only a while after its create ended (an eventually
@@ -280,11 +277,13 @@ export class AsyncLifecycle {
         const api = this.apiFor(props);
         const { spec } = api;
         const deadline = this.deadline("delete", props);
+        const began = this.clock();
         const ended = props.operation ? await this.finds.followQuietly(api, props.operation, deadline) : undefined;
         let id = props.resourceId;
         if (id === undefined) {
             // A create seen to succeed made it: reads that lag behind its end are read again. [I]
             const made = props.operation?.write === "create" && ended?.state === "succeeded";
+            const lookedFrom = this.clock();
             const found = made
                 ? await api.settled(
                       () => api.lookUp(deadline),
@@ -292,6 +291,14 @@ export class AsyncLifecycle {
                       deadline,
                   )
                 : await api.lookUp(deadline);
+            // The deadline cut those reads short: what the create made may yet show, so the delete is not
+            // done, and the next one reads again. [7054]
+            if (made && !found && props.operation && this.clock() - lookedFrom < api.settleSpanMs)
+                throw new OperationWaitError("deadline", props.operation, ended, {
+                    what: `what the create of ${spec.label} made to show in the API's reads`,
+                    timeoutMs: this.clock() - began,
+                    setting: deadline.setting,
+                });
             if (found && heldByAnother(props, found, made)) {
                 this.report(
                     `${spec.label}: left ${found.id} alone: it held the natural key before this resource's create was sent, and that create was not seen to make it`,
@@ -366,28 +373,8 @@ export class AsyncLifecycle {
         }
     }
 
-    /**
-     * When the operation must end: the resource's `customTimeouts` entry as the engine sent it with this
-     * call; else as its program last recorded it (the engine's call is not heard when it is the first of
-     * a fresh provider process, such as a destroy's first delete); else its `timeouts` input; else the
-     * default. The engine sends no timeout with a read, and customTimeouts has no read entry.
-     */
-    private deadline(
-        operation: WriteKind | "read",
-        settings: Pick<AsyncResourceInputs, "timeouts" | "customTimeouts">,
-        byDefault = DEFAULT_TIMEOUT_MS,
-    ): Deadline {
-        if (operation !== "read") {
-            const heard = this.engineCall()?.timeoutMs;
-            const recorded = settings.customTimeouts?.[operation];
-            const limit = heard ?? (recorded === undefined ? undefined : parseDuration(recorded));
-            if (typeof limit === "number") return { at: this.clock() + limit, setting: `customTimeouts.${operation}` };
-        }
-        const timeout = settings.timeouts?.[operation];
-        const parsed = timeout === undefined ? byDefault : parseDuration(timeout);
-        return {
-            at: this.clock() + (typeof parsed === "number" ? parsed : byDefault),
-            setting: `timeouts.${operation}`,
-        };
+    /** When the operation must end (deadlineOf), with the engine's customTimeouts entry for this call. */
+    private deadline(operation: WriteKind | "read", settings: AsyncResourceInputs): Deadline {
+        return deadlineOf(operation, settings, this.clock(), this.engineCall()?.timeoutMs);
     }
 }

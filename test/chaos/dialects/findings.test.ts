@@ -16,10 +16,12 @@ import { PartialStateError } from "../../../provider/tasks/errors/partialStateEr
 import { SENT_CREATES_DIR_ENV } from "../../../provider/tasks/io/sentCreates";
 import type { TaskProcessContext } from "../../../provider/tasks/processContext";
 import {
+    DEFAULT_OPERATION,
     fixedOperations,
     heldOperations,
     noFaults,
     type OperationPlan,
+    type OperationScript,
     scriptedFaults,
     scriptedOperations,
 } from "../../dialects/servers/kit";
@@ -378,6 +380,42 @@ describe("chaos against every dialect's server: findings, each as the smallest p
         const sizes = started.server.resources().map((record) => started.fixture.sizeOf(record));
         assert.deepEqual(sizes, [3], "the up recorded the program's size while the API kept the drifted one");
         assert.equal(outs?.resourceId, "w1");
+    });
+
+    it("X: a destroy whose timeout ends as the create it follows succeeds does not leave what it made (zombies; replay: google seed 7054)", async () => {
+        // The create runs until the test lets it end; what it made shows in reads one read after that.
+        const create: OperationScript = {
+            pollsToFinish: Number.POSITIVE_INFINITY,
+            outcome: "succeeded",
+            resultLate: true,
+        };
+        const operations: OperationPlan = { next: (kind) => (kind === "create" ? create : { ...DEFAULT_OPERATION }) };
+        const started = await start("google", {}, operations);
+        server = started;
+        const { provider } = processOf(started);
+        const timeouts = { create: "1s", delete: "50ms" };
+        const state = await partialOf(provider.create(await inputsOf(provider, started, "w1", 3, { timeouts })));
+        assert.equal(state.tainted, true);
+        assert.ok(state.operation, "the create's operation is recorded");
+        // The destroy's second look at the create sees it succeed, as its timeout comes: no time is left
+        // for a second read, and the first does not show the widget yet.
+        const destroying = processOf(started, {
+            fetch: async (send, request) => {
+                const answer = await send();
+                if (request.url.includes("/operations/")) create.pollsToFinish = 0;
+                return answer;
+            },
+        });
+        const first = await outcome(destroying.provider.delete("w1", state));
+        assert.deepEqual(
+            first === undefined ? liveNames(started) : [],
+            [],
+            "the delete said done, and the widget the create made is left: a zombie",
+        );
+        // The next destroy, with time to read past the lag, deletes it.
+        const patient = { ...state, timeouts: { ...timeouts, delete: "1m" } };
+        assert.equal(await outcome(processOf(started).provider.delete("w1", patient)), undefined);
+        assert.deepEqual(liveNames(started), []);
     });
 
     it("B: a delete Cloud Control ends FAILED NotFound is done (heal; replay: aws-cloudcontrol seed 1)", async () => {
