@@ -249,8 +249,10 @@ describe("chaos against every dialect's server: findings, each as the smallest p
         const inputs = await inputsOf(provider, server, "w1", 3);
         const state = await partialOf(provider.create(inputs));
         const next = processOf(server).provider;
+        // AIP-151 lists w1 while it is being created; the refresh leaves it pending until an up resolves it.
         const refreshed = await next.read("w1", state);
-        assert.ok(refreshed.props?.resourceId, "the refresh found w1 (being created: AIP-151 lists it)");
+        assert.equal(refreshed.props?.resourceId, undefined, "the refresh recorded w1 while it was CREATING");
+        assert.ok(refreshed.props?.operation, "the refresh kept the create's operation");
         const updated = await next.update("w1", encode(refreshed.props as unknown as Props) as never, inputs);
         assert.ok(updated.outs?.resourceId);
         assert.equal(updated.outs?.operation, undefined, "the operation followed to its end stays on record");
@@ -416,6 +418,26 @@ describe("chaos against every dialect's server: findings, each as the smallest p
         const patient = { ...state, timeouts: { ...timeouts, delete: "1m" } };
         assert.equal(await outcome(processOf(started).provider.delete("w1", patient)), undefined);
         assert.deepEqual(liveNames(started), []);
+    });
+
+    it("Y: a refresh does not record a Google resource still CREATING, whose create is then canceled (state; replay: google seed 7200)", async () => {
+        const operations = scriptedOperations({ kind: "create", pollsToFinish: 3, outcome: "canceled" });
+        const started = await start("google", {}, operations);
+        server = started;
+        const { provider } = processOf(started, { ctrlCOnWait: 1 });
+        const inputs = await inputsOf(provider, started, "w1", 3, { createToken: TOKEN });
+        const state = await partialOf(provider.create(inputs));
+        assert.deepEqual(liveNames(started), ["w1"], "listed while it is being created (AIP-151)");
+        const refreshed = await processOf(started).provider.read("w1", state);
+        assert.equal(refreshed.props?.resourceId, undefined, "the refresh recorded w1 while it was CREATING");
+        // Its create ends canceled, which removes it; the next up resolves the pending create.
+        await started.settle();
+        assert.deepEqual(liveNames(started), []);
+        const next = encode(refreshed.props as unknown as Props) as unknown as AsyncResourceOutputs;
+        const { outs } = await processOf(started).provider.update("w1", next, inputs);
+        assert.deepEqual(liveNames(started), ["w1"], "the up made w1 anew");
+        const [made] = started.server.resources();
+        assert.equal(outs?.resourceId, made && started.idOf(made));
     });
 
     it("B: a delete Cloud Control ends FAILED NotFound is done (heal; replay: aws-cloudcontrol seed 1)", async () => {

@@ -23,6 +23,9 @@ const CANCELLED = 1;
 /** An operation's name: segments of letters, digits and `._~-`, none of them `.` or `..`. */
 const OPERATION_NAME = /^(?!.*(?:^|\/)\.{1,2}(?:\/|$))[A-Za-z0-9._~-]+(?:\/[A-Za-z0-9._~-]+){0,15}$/;
 
+/** The AIP-216 `state` values of a resource in the middle of an operation. */
+const IN_MOTION = new Set(["CREATING", "UPDATING", "DELETING"]);
+
 /** The Google AIP-151 dialect. */
 export function googleDialect(options: GoogleOptions): Dialect {
     return {
@@ -66,6 +69,9 @@ export function googleDialect(options: GoogleOptions): Dialect {
         polled: (_handle, answer, now) => operationView(answer.body, now),
         pollsReadErrors: () => false,
         record: (answer: HttpAnswer) => answer.body,
+        // AIP-216: a resource with a lifecycle says where it is in `state`; one being created, updated or
+        // deleted is listed and readable (AIP-151), and its create may still fail and remove it.
+        atRest: (record) => !IN_MOTION.has(String(objectOf(record)?.state)),
         meaning: googleMeaning,
     };
 }
