@@ -66,7 +66,8 @@ export class AsyncFinds {
      * What `readIt` finds, once a delete of ours on it that its process never saw end (Ctrl-C, a kill)
      * has been followed to its end: a resource that delete removed is not found, though a read that lags
      * behind it still shows it, and though the delete's stack kept it (a destroy stopped while its
-     * operation ran). A deletion under way at the API is waited out (AsyncApi.present). [6499]
+     * operation ran, or before its answer was read). A deletion under way at the API is waited out
+     * (AsyncApi.present). [6499]
      */
     async present(
         api: AsyncApi,
@@ -78,7 +79,17 @@ export class AsyncFinds {
         const scope = found && deleteScopeOf(api, found.id);
         const deleting = scope && (await this.sent.unended(scope));
         if (!scope || !deleting) return found;
-        const ended = await this.followQuietly(api, { write: "delete", ...recordedDelete(deleting) }, deadline);
+        const handle = recordedDelete(deleting);
+        if (!handle) {
+            // Sent, and its answer never read: read until a read that lags behind it would show it done.
+            // Still there then, it did not delete it (or not yet); a deadline that cut the reads short
+            // leaves the record for the next read. [7280]
+            const lookedFrom = this.clock();
+            const after = await api.settled(readIt, (record) => record === undefined, deadline);
+            if (!after || this.clock() - lookedFrom >= api.settleSpanMs) await this.sent.ended(scope);
+            return after;
+        }
+        const ended = await this.followQuietly(api, { write: "delete", ...handle }, deadline);
         await this.sent.ended(scope);
         return ended?.state === "succeeded"
             ? await api.settled(readIt, (record) => record === undefined, deadline)

@@ -25,6 +25,7 @@ import {
 } from "../logic/asyncState";
 import { type Deadline, deadlineOf } from "../logic/deadline";
 import { putRetriesProvisioning, whatTheNextUpDoes } from "../logic/operationErrors";
+import { outcomeUnknown } from "../logic/outcomeUnknown";
 import type { WriteKind } from "../protocol/dialects/dialect";
 import type { AsyncApi, Found } from "./asyncApi";
 import { AsyncCreates } from "./asyncCreates";
@@ -51,7 +52,7 @@ export class AsyncLifecycle {
         private readonly apiFor: ApiFor,
         private readonly clock: () => number,
         sleep: (ms: number, signal?: AbortSignal) => Promise<void>,
-        signal: AbortSignal,
+        private readonly signal: AbortSignal,
         private readonly report: (message: string) => void,
         /** The backoff between create keys that proved spent, and before a resubmit. */
         schedule: PollSchedule,
@@ -325,16 +326,20 @@ export class AsyncLifecycle {
         if (id === undefined) return;
         const what = `the delete of ${spec.label}`;
         const startedAt = this.clock();
+        // Recorded from before it is sent until its end is known: a process stopped before its answer, or
+        // while its operation runs, leaves the next read something to follow or to read past, where a read
+        // alone may show the resource as it was (a lagging replica).
+        const scope = deleteScopeOf(api, id);
+        await this.sent.sending(scope, deleteRecord(undefined));
         let submitted: Awaited<ReturnType<AsyncApi["submit"]>>;
         try {
             submitted = await api.submit("delete", () => spec.dialect.delete(spec.target, id), deadline);
         } catch (error) {
+            // Refused, it did nothing; an answer never read may hide one that did.
+            if (!outcomeUnknown(error, this.signal.aborted)) await this.sent.ended(scope);
             if (api.meaning(error) === "not-found") return;
             throw error;
         }
-        // Recorded until its end is known: a process killed while it runs leaves the next read something
-        // to follow, where a read alone may show the resource as it was (a lagging replica).
-        const scope = deleteScopeOf(api, id);
         if (submitted.kind === "operation") await this.sent.sending(scope, deleteRecord(submitted.handle));
         const view =
             submitted.kind === "operation"

@@ -70,15 +70,18 @@ export function deleteScopeOf(api: AsyncApi, resourceId: string): CreateScope {
     return { ...resourceOf(api), createToken: `delete ${resourceId}` };
 }
 
-/** A delete's operation as a record holds it: its handle's ref as the key, its kind as the body. */
-export function deleteRecord(handle: OperationHandle): SentCreate {
-    return { key: handle.ref, body: { kind: handle.kind } };
+/**
+ * A delete as a record holds it: its operation's handle (its ref as the key, its kind as the body), or,
+ * before an answer gave one, none: sent, its outcome unknown.
+ */
+export function deleteRecord(handle: OperationHandle | undefined): SentCreate {
+    return handle ? { key: handle.ref, body: { kind: handle.kind } } : { key: "", body: {} };
 }
 
-/** The operation a delete's record holds (deleteRecord). */
-export function recordedDelete(record: SentCreate): OperationHandle {
+/** The operation a delete's record holds (deleteRecord); undefined when it was recorded before its answer. */
+export function recordedDelete(record: SentCreate): OperationHandle | undefined {
     const { kind } = record.body;
-    return { kind: typeof kind === "string" ? kind : "", ref: record.key };
+    return typeof kind === "string" && record.key !== "" ? { kind, ref: record.key } : undefined;
 }
 
 /**

@@ -440,6 +440,39 @@ describe("chaos against every dialect's server: findings, each as the smallest p
         assert.equal(outs?.resourceId, made && started.idOf(made));
     });
 
+    it("Z: a refresh after a destroy killed before it read its DELETE's answer reads past a lagging read (state; replay: azure seed 7280)", async () => {
+        // What the delete removes still shows in the first read after its operation ends.
+        const operations = scriptedOperations({ kind: "delete", pollsToFinish: 3, resultLate: true });
+        const started = await start("azure", {}, operations);
+        server = started;
+        const record = mkdtempSync(join(tmpdir(), "findings-sent-"));
+        try {
+            const first = processOf(started, { sentCreates: record });
+            const created = await first.provider.create(await inputsOf(first.provider, started, "w1", 3));
+            const state = encode(created.outs as unknown as Props) as unknown as AsyncResourceOutputs;
+            // Killed as its DELETE is answered: the engine keeps w1, and nothing said how the delete went.
+            const killed = processOf(started, {
+                sentCreates: record,
+                fetch: async (send, request, stop) => {
+                    const answer = await send();
+                    if (request.method === "DELETE") stop();
+                    return answer;
+                },
+            });
+            await outcome(killed.provider.delete("w1", state));
+            await started.settle();
+            assert.deepEqual(liveNames(started), [], "the delete ran on at the API and removed w1");
+            const refreshed = await processOf(started, { sentCreates: record }).provider.read("w1", state);
+            assert.equal(
+                refreshed.id,
+                undefined,
+                "the refresh took a lagging read for w1, which the API no longer has",
+            );
+        } finally {
+            rmSync(record, { recursive: true, force: true });
+        }
+    });
+
     it("B: a delete Cloud Control ends FAILED NotFound is done (heal; replay: aws-cloudcontrol seed 1)", async () => {
         server = await start("aws-cloudcontrol", { handlerErrors: "event" });
         const { provider } = processOf(server);
