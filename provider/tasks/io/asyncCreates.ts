@@ -112,7 +112,11 @@ export class AsyncCreates {
             this.report(
                 `${api.spec.label}: the first ${first} keys of its createToken were spent earlier; going on from there`,
             );
-        for (let generation = first, waits = 0; generation < MAX_CREATE_GENERATIONS; generation++) {
+        // Waits for a key the API says is still being processed, and looks at a key refused as a conflict
+        // that may be that: counted apart, since only the second gives the key up. [7505]
+        let outstandingWaits = 0;
+        let conflictLooks = 0;
+        for (let generation = first; generation < MAX_CREATE_GENERATIONS; generation++) {
             // Without a createToken, a key of this request alone: its retries after a lost answer replay
             // (and an API that requires the key gets one); a later `up` finds it by its natural key.
             const again = sentKey !== undefined && generation === 0;
@@ -152,22 +156,26 @@ export class AsyncCreates {
                 // what it made, and a next key could make a second resource meanwhile. Waited out within
                 // the deadline; past it, the outcome is unknown, and the next up replays the key again.
                 if (left <= 0) throw this.stillOutstanding(api, inputs, token);
-                await this.sleep(Math.min(doublingWaitMs(Math.min(waits++, 16), this.schedule), left), this.signal);
+                // Still being processed: a refusal stored for the key would not say so.
+                conflictLooks = 0;
+                const wait = doublingWaitMs(Math.min(outstandingWaits++, 16), this.schedule);
+                await this.sleep(Math.min(wait, left), this.signal);
                 generation--;
                 continue;
             }
             if (left <= 0) throw new CreateTokenSpentError(api.spec.label, generation + 1, deadline.setting);
-            if (attempt === "in-progress" && waits >= IN_PROGRESS_LOOKS) {
+            if (attempt === "in-progress" && conflictLooks >= IN_PROGRESS_LOOKS) {
                 // Refused every time: a refusal stored for the key (the draft replays the first answer,
                 // whatever it was), not a request still running. What holds the key now is someone
                 // else's, or nothing (the key is spent). [F]
-                waits = 0;
+                conflictLooks = 0;
                 const holder = await api.lookUp(deadline);
                 if (holder) return this.writes.takeOver(api, inputs, holder, deadline);
             } else if (attempt === "in-progress") {
                 // The first request with this key is still being handled (an interrupted up's): the same key
                 // again, once it has ended, replays it.
-                await this.sleep(Math.min(doublingWaitMs(Math.min(waits++, 16), this.schedule), left), this.signal);
+                const wait = doublingWaitMs(Math.min(conflictLooks++, 16), this.schedule);
+                await this.sleep(Math.min(wait, left), this.signal);
                 generation--;
                 continue;
             }

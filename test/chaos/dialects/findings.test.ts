@@ -540,6 +540,29 @@ describe("chaos against every dialect's server: findings, each as the smallest p
         });
     });
 
+    it("F4: a conflict whose answer was cut, after answers that the key is outstanding, does not give the key up (duplicates; replay: generic seed 7505)", async () => {
+        const operations = scriptedOperations({ kind: "create", pollsToFinish: 40 });
+        const started = await start("generic", { allowDuplicateNames: true }, operations);
+        server = started;
+        await withTwoRecords(async (firstRecord, nextRecord) => {
+            const first = processOf(started, { sentCreates: firstRecord, fetch: DIES_WITH_ITS_POST });
+            const inputs = await inputsOf(first.provider, started, "w1", 3, { createToken: TOKEN });
+            await outcome(first.provider.create(inputs));
+            // The next create's key is refused as outstanding six times; the seventh refusal's body is cut,
+            // so it reads as a bare conflict: one look, not the seventh of the looks that give a key up.
+            let creates = 0;
+            started.server.setFaults({
+                next: (request) =>
+                    request.operation === "create" && ++creates === 7 ? { kind: "cut-answer" } : undefined,
+            });
+            const next = processOf(started, { sentCreates: nextRecord });
+            await outcome(next.provider.create(inputs));
+            await started.settle();
+            assert.equal(started.server.counts().duplicates, 0, "a next key made a second w1");
+            assert.deepEqual(liveNames(started), ["w1"]);
+        });
+    });
+
     it("F3: a key still outstanding at the create's deadline is a pending create, and no next key is sent (duplicates)", async () => {
         const started = await start("generic", { allowDuplicateNames: true }, heldOperations("create"));
         server = started;
