@@ -281,17 +281,25 @@ export class AsyncLifecycle {
         const began = this.clock();
         const ended = props.operation ? await this.finds.followQuietly(api, props.operation, deadline) : undefined;
         let id = props.resourceId;
+        // A create of unknown outcome with nothing to follow, whose key the API replays: the replay follows
+        // that create to its end (or makes it now), so it is deleted instead of appearing later. [G]
+        const replays =
+            isPendingCreate(props) &&
+            !props.operation &&
+            (props.createToken !== undefined || props.createKey !== undefined) &&
+            spec.dialect.tokenReplaysCreate;
         if (id === undefined) {
-            // A create seen to succeed made it: reads that lag behind its end are read again. [I]
+            // Else what a pending create made may show in reads only a while after its create ended (one seen
+            // to succeed, or one whose read-back was cut short): reads that lag behind it are read again. [I, 7867]
             const made = props.operation?.write === "create" && ended?.state === "succeeded";
             const lookedFrom = this.clock();
-            const found = made
-                ? await api.settled(
+            const found = replays
+                ? await api.lookUp(deadline)
+                : await api.settled(
                       () => api.lookUp(deadline),
                       (record) => record !== undefined,
                       deadline,
-                  )
-                : await api.lookUp(deadline);
+                  );
             // The deadline cut those reads short: what the create made may yet show, so the delete is not
             // done, and the next one reads again. [7054]
             if (made && !found && props.operation && this.clock() - lookedFrom < api.settleSpanMs)
@@ -308,17 +316,7 @@ export class AsyncLifecycle {
             }
             id = found?.id;
         }
-        const replayable = props.createToken !== undefined || props.createKey !== undefined;
-        if (
-            id === undefined &&
-            isPendingCreate(props) &&
-            !props.operation &&
-            replayable &&
-            spec.dialect.tokenReplaysCreate
-        ) {
-            // A create of unknown outcome with nothing to follow: the API may be making it where a lookup
-            // does not show it yet. Replaying its key follows that create to its end (or makes it now), so
-            // it is deleted instead of appearing later, unknown to anyone. [G]
+        if (id === undefined && replays) {
             const resumed = resumedInputs(props, props as unknown as RawAsyncInputs);
             id = (await this.creates.createOrFollow(api, resumed, deadline, undefined, true, props.createKey))
                 .resourceId;
