@@ -13,6 +13,7 @@ import { cp, mkdir, readdir, readFile, rm, symlink, writeFile } from "node:fs/pr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type EngineEvent, LocalWorkspace, type OpType, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
+import { stopProcessesIn } from "./processes";
 import { makeTempDir, REPO_ROOT, type TempDir } from "./projects";
 import { cliEnv, type PulumiCli } from "./pulumiCli";
 import { programKey, typeCheckEnv, typeChecked } from "./typeCheckedPrograms";
@@ -541,6 +542,8 @@ export class CliProject {
      * stack rm` is needed.)
      */
     async cleanup(): Promise<void> {
+        // Only in a directory of its own: a shared one (the repository's examples) may serve other suites.
+        if (this.dir.startsWith(this.temp.dir)) stopProcessesIn(this.dir);
         if (!this.dir.startsWith(this.temp.dir)) {
             await rm(join(this.dir, `Pulumi.${this.stack.name}.yaml`), { force: true });
         }

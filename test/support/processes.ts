@@ -5,21 +5,42 @@ import { strict as assert } from "node:assert";
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 
-/** Pids of the dynamic-provider processes the engine started in `dir` (it runs plugins in the project). */
-export function providersIn(dir: string): number[] {
+/** Pids of the processes whose working directory is `dir`, and whose command line names `name` when given. */
+export function processesIn(dir: string, name?: string): number[] {
     return readdirSync("/proc")
         .filter((entry) => /^\d+$/.test(entry))
         .filter((pid) => {
             try {
                 return (
                     readlinkSync(`/proc/${pid}/cwd`) === dir &&
-                    readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("dynamic-provider")
+                    (name === undefined || readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(name))
                 );
             } catch {
                 return false;
             }
         })
-        .map(Number);
+        .map(Number)
+        .filter((pid) => pid !== process.pid);
+}
+
+/** Pids of the dynamic-provider processes the engine started in `dir` (it runs plugins in the project). */
+export function providersIn(dir: string): number[] {
+    return processesIn(dir, "dynamic-provider");
+}
+
+/**
+ * Stops what still runs in `dir`: a test that kills the CLI outright (SIGKILL) leaves its language host,
+ * which runs in a process group of its own, to a health check that notices the engine gone only minutes
+ * later, as a user's would be.
+ */
+export function stopProcessesIn(dir: string): void {
+    for (const pid of processesIn(dir)) {
+        try {
+            process.kill(pid, "SIGKILL");
+        } catch {
+            // Gone meanwhile.
+        }
+    }
 }
 
 /**
