@@ -35,7 +35,6 @@ export interface Found {
     readonly record: unknown;
 }
 
-/** The API of one resource, as its spec and dialect describe it. */
 /**
  * The longest wait between writes refused because another operation runs on the resource. That
  * operation may take minutes (an interrupted create's, someone else's): waits that grow to a minute, as
@@ -44,6 +43,7 @@ export interface Found {
  */
 export const BUSY_MAX_WAIT_MS = 60_000;
 
+/** The API of one resource, as its spec and dialect describe it. */
 export class AsyncApi {
     constructor(
         readonly spec: AsyncSpec,

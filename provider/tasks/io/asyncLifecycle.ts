@@ -41,6 +41,15 @@ function unresolvedCreate(props: AsyncResourceOutputs): boolean {
     return props.resourceId === undefined && (props.tainted === false || props.operation?.write === "create");
 }
 
+/**
+ * `body` as the API's record of the resource shows it; `body` itself without a record, or with one in
+ * the middle of an operation (a lagging one, or one whose operation may still fail and be undone), which
+ * does not say what the resource is. [L]
+ */
+function shownBody(spec: AsyncSpec, body: Record<string, unknown>, record: unknown): Record<string, unknown> {
+    return record !== undefined && atRest(spec, record) ? recordedBody(spec, body, record) : body;
+}
+
 /** What comes of a resource beyond repair, as the API has it (`record`): what the next up and untaint do. */
 function replacesIt(spec: AsyncSpec, record: unknown, untaint: boolean | undefined): string {
     return untaint ? "remove untaint so the next up replaces it" : whatTheNextUpDoes(spec, { record });
@@ -117,10 +126,8 @@ export class AsyncLifecycle {
                     ? props.taintReason
                     : `${broken}; ${replacesIt(api.spec, found.record, props.untaint)}`,
         };
-        // A change made outside Pulumi shows in `body`, so the next up's diff sends the program's back;
-        // a record in the middle of an operation (a lagging one, or one whose operation may still fail
-        // and be undone) does not say what the resource is. [L]
-        const body = atRest(api.spec, found.record) ? recordedBody(api.spec, props.body, found.record) : props.body;
+        // A change made outside Pulumi shows in `body`, so the next up's diff sends the program's back. [L]
+        const body = shownBody(api.spec, props.body, found.record);
         const { keyHeldBy: _claimed, ...ours } = props;
         return { id: api.spec.key, props: outputsOf({ ...ours, body }, known) };
     }
@@ -253,12 +260,7 @@ export class AsyncLifecycle {
         made: AsyncResourceOutputs,
         news: RawAsyncInputs,
     ): boolean {
-        const record = made.resource;
-        const shown =
-            record !== undefined && atRest(api.spec, record)
-                ? recordedBody(api.spec, resumed.body, record)
-                : resumed.body;
-        return bodyChanged({ body: shown }, news);
+        return bodyChanged({ body: shownBody(api.spec, resumed.body, made.resource) }, news);
     }
 
     /** Sends the program's body to the resource on record and answers the outputs after it. */
