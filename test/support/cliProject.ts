@@ -542,11 +542,10 @@ export class CliProject {
      * stack rm` is needed.)
      */
     async cleanup(): Promise<void> {
-        // Only in a directory of its own: a shared one (the repository's examples) may serve other suites.
+        // What runs is stopped only in a directory of its own: a shared one (the repository's examples) may
+        // serve other suites.
         if (this.dir.startsWith(this.temp.dir)) stopProcessesIn(this.dir);
-        if (!this.dir.startsWith(this.temp.dir)) {
-            await rm(join(this.dir, `Pulumi.${this.stack.name}.yaml`), { force: true });
-        }
+        else await rm(join(this.dir, `Pulumi.${this.stack.name}.yaml`), { force: true });
         await this.temp.cleanup();
     }
 }

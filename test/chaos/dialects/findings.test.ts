@@ -91,8 +91,11 @@ const DIES_WITH_ITS_POST: FetchHook = async (send, request, stop) => {
     return answer;
 };
 
-/** Runs `work` with two fresh directories for processes' records of writes in flight, removed after. */
-async function withTwoRecords(work: (first: string, second: string) => Promise<void>): Promise<void> {
+/**
+ * Runs `work` with two fresh directories for processes' records of writes in flight (the second for a
+ * process that must not lean on the first's record), removed after.
+ */
+async function withRecords(work: (first: string, second: string) => Promise<void>): Promise<void> {
     const [first, second] = [1, 2].map(() => mkdtempSync(join(tmpdir(), "findings-sent-"))) as [string, string];
     try {
         await work(first, second);
@@ -312,8 +315,7 @@ describe("chaos against every dialect's server: findings, each as the smallest p
     it("T: a destroy stopped while its delete runs does not leave the next up or refresh recording what it deleted (state; replay: generic seed 6499)", async () => {
         const started = await start("generic", {}, scriptedOperations({ kind: "delete", pollsToFinish: 3 }));
         server = started;
-        const record = mkdtempSync(join(tmpdir(), "findings-sent-"));
-        try {
+        await withRecords(async (record) => {
             // A create whose process stops as its POST is answered: pending, with the key it was sent with.
             const first = processOf(started, { sentCreates: record, fetch: DIES_WITH_ITS_POST });
             const inputs = await inputsOf(first.provider, started, "w1", 3);
@@ -339,9 +341,7 @@ describe("chaos against every dialect's server: findings, each as the smallest p
             await started.settle();
             const live = started.server.resources().map((widget) => widget.id);
             assert.deepEqual(live, [outs?.resourceId], "the up recorded the widget its own delete removed");
-        } finally {
-            rmSync(record, { recursive: true, force: true });
-        }
+        });
     });
 
     it("V: `--import-pending-creates` of a killed create finds a widget its list shows late (zombies; replay: generic seed 6625)", async () => {
@@ -445,8 +445,7 @@ describe("chaos against every dialect's server: findings, each as the smallest p
         const operations = scriptedOperations({ kind: "delete", pollsToFinish: 3, resultLate: true });
         const started = await start("azure", {}, operations);
         server = started;
-        const record = mkdtempSync(join(tmpdir(), "findings-sent-"));
-        try {
+        await withRecords(async (record) => {
             const first = processOf(started, { sentCreates: record });
             const created = await first.provider.create(await inputsOf(first.provider, started, "w1", 3));
             const state = encode(created.outs as unknown as Props) as unknown as AsyncResourceOutputs;
@@ -468,9 +467,7 @@ describe("chaos against every dialect's server: findings, each as the smallest p
                 undefined,
                 "the refresh took a lagging read for w1, which the API no longer has",
             );
-        } finally {
-            rmSync(record, { recursive: true, force: true });
-        }
+        });
     });
 
     it("Q: a destroy of a create whose read-back was cut short reads past a lagging read (zombies; replay: azure seed 7867)", async () => {
@@ -553,7 +550,7 @@ describe("chaos against every dialect's server: findings, each as the smallest p
         const started = await start("generic", { allowDuplicateNames: true }, operations);
         server = started;
         // Each process its own record of creates in flight: the second cannot lean on the first's.
-        await withTwoRecords(async (firstRecord, nextRecord) => {
+        await withRecords(async (firstRecord, nextRecord) => {
             const first = processOf(started, { sentCreates: firstRecord, fetch: DIES_WITH_ITS_POST });
             const inputs = await inputsOf(first.provider, started, "w1", 3, { createToken: TOKEN });
             await outcome(first.provider.create(inputs));
@@ -569,7 +566,7 @@ describe("chaos against every dialect's server: findings, each as the smallest p
         const operations = scriptedOperations({ kind: "create", pollsToFinish: 40 });
         const started = await start("generic", { allowDuplicateNames: true }, operations);
         server = started;
-        await withTwoRecords(async (firstRecord, nextRecord) => {
+        await withRecords(async (firstRecord, nextRecord) => {
             const first = processOf(started, { sentCreates: firstRecord, fetch: DIES_WITH_ITS_POST });
             const inputs = await inputsOf(first.provider, started, "w1", 3, { createToken: TOKEN });
             await outcome(first.provider.create(inputs));
@@ -591,7 +588,7 @@ describe("chaos against every dialect's server: findings, each as the smallest p
     it("F3: a key still outstanding at the create's deadline is a pending create, and no next key is sent (duplicates)", async () => {
         const started = await start("generic", { allowDuplicateNames: true }, heldOperations("create"));
         server = started;
-        await withTwoRecords(async (firstRecord, nextRecord) => {
+        await withRecords(async (firstRecord, nextRecord) => {
             const first = processOf(started, { sentCreates: firstRecord, fetch: DIES_WITH_ITS_POST });
             const extra = { createToken: TOKEN, timeouts: { create: "1m" } };
             await outcome(first.provider.create(await inputsOf(first.provider, started, "w1", 3, extra)));
@@ -618,7 +615,7 @@ describe("chaos against every dialect's server: findings, each as the smallest p
             );
             server = started;
             // The first process's record, and another machine's (which has none).
-            await withTwoRecords(async (directory, another) => {
+            await withRecords(async (directory, another) => {
                 const first = processOf(started, {
                     sentCreates: directory,
                     fetch: async (send, request, stop) => {
