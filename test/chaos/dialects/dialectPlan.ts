@@ -232,7 +232,8 @@ export function describeResource(resource: ResourceSpec): string {
         `size ${resource.size}`,
         resource.adopt ? "adopt" : "",
         resource.untaint ? "untaint" : "",
-        resource.createToken ? "token" : "",
+        // The token itself, so that a trace shows where the program changed it.
+        resource.createToken ? `token ${resource.createToken}` : "",
         resource.timeouts ? JSON.stringify(resource.timeouts) : "",
     ].filter(Boolean);
     return `${shortUrn(resource.urn)}=${resource.name} (${flags.join(" ")})`;
