@@ -10,6 +10,7 @@ import {
     type WriteOutcome,
     writeFileAtomicSync,
 } from "../../shared/files/atomicWrite";
+import type { FileContent } from "../../shared/files/descriptors";
 import { codeOf } from "../../shared/files/errno";
 import { acquireFileLock, type HeldLock, type LockOptions } from "../../shared/files/fileLock";
 import { hasSidecar, recoverWithSidecar } from "../../shared/files/inPlaceSidecar";
@@ -34,7 +35,7 @@ export interface HostsFileAccess {
     /** Takes the cross-process lock every writer of the file respects. */
     lock(real: string, options: LockOptions): Promise<HeldLock>;
     /** Replaces the content atomically where it can, else in place, journaled; checks `guards` last. */
-    write(real: string, data: Uint8Array, guards: WriteGuards): Promise<WriteOutcome>;
+    write(real: string, content: FileContent, guards: WriteGuards): Promise<WriteOutcome>;
     /** Whether an in-place write may be unfinished (its journal exists): reads then wait for the lock. */
     mayNeedRecovery(real: string): Promise<boolean>;
     /** Finishes or undoes an in-place write a crash cut short; under the lock. Answers whether there was one. */
@@ -59,7 +60,7 @@ export const localFiles: HostsFileAccess = {
     },
     read: async (real) => readWholeSync(real),
     lock: (real, options) => acquireFileLock(real, options),
-    write: async (real, data, guards) => writeFileAtomicSync(real, data, guards),
+    write: async (real, content, guards) => writeFileAtomicSync(real, content, guards),
     mayNeedRecovery: async (real) => hasSidecar(real),
     recover: async (real) => recoverInPlace(real),
     sweep: async (real) => {

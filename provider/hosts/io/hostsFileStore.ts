@@ -9,6 +9,7 @@
 import { resolve } from "node:path";
 import { LockTimeoutError } from "../../shared/errors/lockTimeoutError";
 import type { WriteMethod } from "../../shared/files/atomicWrite";
+import { contentLength, joinContent } from "../../shared/files/descriptors";
 import { codeOf } from "../../shared/files/errno";
 import { FileChangedError } from "../../shared/files/fileChangedError";
 import type { HeldLock, LockOptions } from "../../shared/files/fileLock";
@@ -279,10 +280,10 @@ export class HostsFileStore {
         signature: string,
         lock: HeldLock,
     ): Promise<void> {
-        const data = doc.toBuffer();
+        const content = doc.content();
         try {
             this.options.journal?.flush(journalKey(queue, real));
-            const outcome = await queue.access.write(real, data, {
+            const outcome = await queue.access.write(real, content, {
                 unchangedSince: signature,
                 beforeCommit: lock.verify,
             });
@@ -291,13 +292,13 @@ export class HostsFileStore {
             // the bytes written instead, so a batch never costs more than what it touches plus one pass.
             const next =
                 doc.editedLines > REBASE_AFTER_EDITED_LINES
-                    ? HostsDocument.parse(data, this.newFileEnding, doc.lineCount)
+                    ? HostsDocument.parse(joinContent(content), this.newFileEnding, doc.lineCount)
                     : doc;
             queue.cache = { doc: next, signature: outcome.signature };
             this.options.onWrite?.({
                 file: queue.access.describe(real),
                 edits,
-                bytes: data.length,
+                bytes: contentLength(content),
                 method: outcome.method,
             });
         } catch (error) {

@@ -17,6 +17,7 @@ import {
     type WriteGuards,
     type WriteOutcome,
 } from "../../shared/files/atomicWrite";
+import { type FileContent, joinContent } from "../../shared/files/descriptors";
 import { codeOf } from "../../shared/files/errno";
 import { FileChangedError } from "../../shared/files/fileChangedError";
 import type { HeldLock, LockOptions } from "../../shared/files/fileLock";
@@ -91,7 +92,8 @@ export class RemoteFiles implements HostsFileAccess {
         return acquireRemoteLock(this.files, real, this.describe(real), options);
     }
 
-    async write(real: string, data: Uint8Array, guards: WriteGuards): Promise<WriteOutcome> {
+    async write(real: string, content: FileContent, guards: WriteGuards): Promise<WriteOutcome> {
+        const data = joinContent(content);
         const sftp = await this.files();
         const existing = await sftp.statIfAny(real);
         if (existing) regularOrThrow(real, existing);

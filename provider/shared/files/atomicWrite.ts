@@ -29,7 +29,7 @@ import {
     unlinkSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { readAll, writeAll } from "./descriptors";
+import { type FileContent, joinContent, readAll, writeAll, writeAllContent } from "./descriptors";
 import { codeOf } from "./errno";
 import { hasExtendedAttributes } from "./extendedAttributes";
 import { FileChangedError } from "./fileChangedError";
@@ -72,7 +72,8 @@ const TEMPORARY_IMPOSSIBLE = new Set(["EACCES", "EPERM", "EROFS"]);
 export { fileSignatureSync, signatureOf } from "./signature";
 
 /**
- * Replaces the content of `target` (a real path, symlinks already resolved) with `data`. Creates the file
+ * Replaces the content of `target` (a real path, symlinks already resolved) with `data` (one buffer, or
+ * the stretches it is made of, written without joining them where the file is replaced). Creates the file
  * (mode 0644) when it does not exist. Keeps mode and owner, and ACLs and extended attributes (by writing
  * in place where the file has them, or is empty). Throws the underlying error when neither the rename nor the
  * in-place write is possible, or the file may not be written (EACCES); the file is then unchanged.
@@ -80,7 +81,12 @@ export { fileSignatureSync, signatureOf } from "./signature";
  * `guards` are checked as late as possible, after the new bytes are on disk and just before they replace
  * the file: a foreign change (FileChangedError) or a lost lock (`beforeCommit` throws) writes nothing.
  */
-export function writeFileAtomicSync(target: string, data: Uint8Array, guards: WriteGuards = {}): WriteOutcome {
+export function writeFileAtomicSync(
+    target: string,
+    data: Uint8Array | FileContent,
+    guards: WriteGuards = {},
+): WriteOutcome {
+    const content: FileContent = data instanceof Uint8Array ? [data] : data;
     const existing = statOrUndefined(target);
     if (existing) {
         // Refused as `echo >> file` is, rather than replaced behind the permission by a rename.
@@ -88,13 +94,14 @@ export function writeFileAtomicSync(target: string, data: Uint8Array, guards: Wr
         // An empty file may be a tool's rewrite between its truncation and its write (`cat new > file`):
         // replaced, the tool's write would go into the file our rename took away, and its whole content
         // with it. Written in place, that write lands over ours instead, and nothing of the file is lost.
-        if (existing.size === 0n || hasExtendedAttributes(target)) return writeInPlace(target, data, guards);
+        if (existing.size === 0n || hasExtendedAttributes(target))
+            return writeInPlace(target, joinContent(content), guards);
     }
     const temporary = join(dirname(target), temporaryName(basename(target)));
     let fd: number | undefined;
     try {
         fd = openSync(temporary, "wx", existing ? Number(existing.mode & 0o7777n) : 0o644);
-        writeAll(fd, data, 0);
+        writeAllContent(fd, content, 0);
         if (existing) {
             fchmodSync(fd, Number(existing.mode & 0o7777n));
             keepOwner(fd, existing);
@@ -114,7 +121,7 @@ export function writeFileAtomicSync(target: string, data: Uint8Array, guards: Wr
             } catch (error) {
                 if (existing && RENAME_IMPOSSIBLE.has(codeOf(error))) {
                     removeQuietly(temporary);
-                    return writeInPlace(target, data, guards);
+                    return writeInPlace(target, joinContent(content), guards);
                 }
                 throw error;
             }
@@ -130,7 +137,7 @@ export function writeFileAtomicSync(target: string, data: Uint8Array, guards: Wr
         if (fd !== undefined) closeQuietly(fd);
         removeQuietly(temporary);
         if (existing && (TEMPORARY_IMPOSSIBLE.has(codeOf(error)) || error instanceof OwnerNotKeptError)) {
-            return writeInPlace(target, data, guards);
+            return writeInPlace(target, joinContent(content), guards);
         }
         throw error;
     }

@@ -494,6 +494,23 @@ describe("HostsDocument", () => {
             assert.equal(doc.linesNaming("ipv4", "same.example").length, lines - 1);
             assert.equal(doc.toBuffer().length, bytes.length - "0.0.0.0 same.example\n".length);
         });
+
+        it("hands out the untouched stretches of a write as views of the bytes read, not copies", () => {
+            // A 6 MB file copied for every write cost 3.5 ms of its 9 (the pages of a fresh buffer).
+            const bytes = Buffer.from(`${BOM}# header\n${"0.0.0.0 ads.example\n".repeat(1000)}`, "latin1");
+            const doc = HostsDocument.parse(bytes);
+            const [first] = doc.linesNaming("ipv4", "ads.example");
+            if (first) doc.rewrite(first, "0.0.0.0 ads.example other.example");
+            createEntry(doc, NEW_ENTRY, { adopt: false, file: FILE });
+            const content = doc.content();
+            assert.deepEqual(Buffer.concat(content), doc.toBuffer());
+            const views = content.filter((stretch) => stretch.buffer === bytes.buffer);
+            assert.equal(views.length, 2, "the stretches before and after the rewritten line");
+            assert.equal(
+                views.reduce((length, view) => length + view.length, 0),
+                bytes.length - BOM.length - "0.0.0.0 ads.example\n".length,
+            );
+        });
     });
 
     describe("finding lines without reading every line", () => {

@@ -50,6 +50,28 @@ describe("atomic write", () => {
         assert.deepEqual(await readdir(temp.dir), ["hosts"]);
     });
 
+    it("writes content given as stretches whole and in order, more of them than one writev takes", async () => {
+        // 3,000 stretches, some empty, over Linux's 1,024 buffers per call: every call's end is a stretch's.
+        const stretches = Array.from({ length: 3000 }, (_, i) => Buffer.from(i % 7 === 0 ? "" : `line ${i}\n`));
+        const outcome = writeFileAtomicSync(target, stretches);
+        assert.equal(outcome.method, "rename");
+        assert.deepEqual(await readFile(target), Buffer.concat(stretches));
+    });
+
+    it("writes content given as stretches in place, joined, where the file cannot be replaced", async function () {
+        if (!canBindMount()) skipBecause(this, "needs root with mount(8) to bind-mount a file");
+        const source = join(temp.dir, "source");
+        await writeFile(source, "old\n");
+        const unmount = bindMount(source, target);
+        try {
+            const outcome = writeFileAtomicSync(target, [Buffer.from("first\n"), Buffer.from("second\n")]);
+            assert.equal(outcome.method, "in-place");
+            assert.equal(await readFile(source, "utf8"), "first\nsecond\n");
+        } finally {
+            unmount();
+        }
+    });
+
     it("refuses to replace a file that another writer changed since it was read, writing nothing", async () => {
         const read = signatureOf(statSync(target, { bigint: true }));
         appendFileSync(target, "10.0.0.1 foreign.test\n");
