@@ -36,6 +36,27 @@ export interface HostEntryOutputs extends Omit<HostEntryInputs, "__owner"> {
     stateVersion?: number;
 }
 
+/** Every input a user sets (`__owner` is the resource class's); the type check keeps the list whole. */
+export const HOST_ENTRY_INPUT_KEYS = [
+    "address",
+    "names",
+    "comment",
+    "file",
+    "adopt",
+    "connection",
+    "credentials",
+] as const satisfies readonly (keyof HostEntryInputs)[];
+
+/** What the state adds to the inputs (which `pulumi import` passes back as inputs). */
+export const HOST_ENTRY_STATE_KEYS = ["line", "stateVersion"] as const satisfies readonly (keyof HostEntryOutputs)[];
+const everyHostEntryField: Exclude<
+    keyof HostEntryOutputs | keyof HostEntryInputs,
+    (typeof HOST_ENTRY_INPUT_KEYS)[number] | (typeof HOST_ENTRY_STATE_KEYS)[number] | "__owner"
+> extends never
+    ? true
+    : never = true;
+void everyHostEntryField;
+
 /** The longest `__owner` accepted: organization, project and stack names are short. */
 export const MAX_OWNER_LENGTH = 512;
 

@@ -118,6 +118,25 @@ const everyAsyncInput: Exclude<keyof AsyncResourceInputs, (typeof ASYNC_RESOURCE
     : never = true;
 void everyAsyncInput;
 
+/** What the state adds to the inputs (which `pulumi import` passes back as inputs). */
+export const ASYNC_RESOURCE_STATE_KEYS = [
+    "stateVersion",
+    "resourceId",
+    "resource",
+    "operation",
+    "createKey",
+    "keyHeldBy",
+    "tainted",
+    "taintReason",
+] as const satisfies readonly (keyof AsyncResourceOutputs)[];
+const everyAsyncField: Exclude<
+    keyof AsyncResourceOutputs,
+    (typeof ASYNC_RESOURCE_INPUT_KEYS)[number] | (typeof ASYNC_RESOURCE_STATE_KEYS)[number]
+> extends never
+    ? true
+    : never = true;
+void everyAsyncField;
+
 /** An operation whose end was not seen: recorded so the next `up` follows it on. */
 export interface PendingOperation {
     readonly write: WriteKind;

@@ -45,6 +45,25 @@ const everyDatastoreInput: Exclude<keyof DatastoreInputs, (typeof DATASTORE_INPU
     : never = true;
 void everyDatastoreInput;
 
+/** What the state adds to the inputs (which `pulumi import` passes back as inputs). */
+export const DATASTORE_STATE_KEYS = [
+    "stateVersion",
+    "datastoreId",
+    "state",
+    "taskId",
+    "tainted",
+    "taintReason",
+    "createKey",
+    "keyHeldBy",
+] as const satisfies readonly (keyof DatastoreOutputs)[];
+const everyDatastoreField: Exclude<
+    keyof DatastoreOutputs,
+    (typeof DATASTORE_INPUT_KEYS)[number] | (typeof DATASTORE_STATE_KEYS)[number]
+> extends never
+    ? true
+    : never = true;
+void everyDatastoreField;
+
 /** State of a `tasks.Datastore`. */
 export interface DatastoreOutputs extends DatastoreInputs {
     /** The shape of this state (shared/stateShape.ts); absent in state written before versions were recorded. */

@@ -48,6 +48,20 @@ describe("seed 002 (read, import, manage, replace) under the real Pulumi CLI", f
         assert.equal(await text(), `${BASE}10.0.0.9\tdb.internal db # by hand\n`);
     });
 
+    it("Check: a misspelt input fails the up, naming the input meant, and no hosts file is touched", async () => {
+        // A JavaScript program's `hostsFile` used to be dropped, and the entry written into /etc/hosts.
+        const etcHosts = await readFile("/etc/hosts");
+        await project.program([
+            { name: "web", args: { address: "10.0.0.5", names: ["web.internal"], hostsFile: file } },
+        ]);
+        const run = await project.up();
+        assert.equal(run.ok, false);
+        assert.match(run.errors.join("\n"), /HostEntry has no input `hostsFile`\. Did you mean `file`\?/);
+        assert.deepEqual((await project.state()).resources, [], "nothing is recorded");
+        assert.equal(await text(), BASE);
+        assert.deepEqual(await readFile("/etc/hosts"), etcHosts);
+    });
+
     it("Read: a get of a line that is not there fails, naming the id", async () => {
         await project.program([{ name: "db", args: { file }, options: { id: "ipv4/db.internal" } }]);
         const run = await project.up();

@@ -4,8 +4,14 @@
 
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { describeCharacter, describeInput, INVISIBLE, quote } from "../../shared/text";
+import { unexpectedInputs } from "../../shared/unexpectedInputs";
 import { isUnknown } from "../../shared/unknown";
-import { type HostEntryInputs, MAX_OWNER_LENGTH } from "../hostEntrySchema";
+import {
+    HOST_ENTRY_INPUT_KEYS,
+    HOST_ENTRY_STATE_KEYS,
+    type HostEntryInputs,
+    MAX_OWNER_LENGTH,
+} from "../hostEntrySchema";
 import { addressFamily, canonicalAddress } from "./address";
 import { checkConnection, REMOTE_DEFAULT_FILE } from "./connection";
 import { foldCase, hostnameProblem } from "./hostname";
@@ -29,7 +35,7 @@ const LINE_BREAKING_OR_CONTROL = new RegExp(`[\\p{Cc}\\p{Cf}\\u2028\\u2029\\u008
  * absent (stack config, then HOSTS_FILE, then the OS file). Unknown values (preview) are not validated.
  */
 export function checkHostEntry(news: Record<string, unknown>, defaultFile: () => string): CheckOutcome {
-    const failures: dynamic.CheckFailure[] = [];
+    const failures = unexpectedInputs("HostEntry", news, HOST_ENTRY_INPUT_KEYS, HOST_ENTRY_STATE_KEYS);
     const fail = (property: string, reason: string) => failures.push({ property, reason });
 
     const address = checkAddress(news.address, fail);

@@ -5,8 +5,16 @@
 
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { describeInput } from "../../shared/text";
+import { unexpectedInputs } from "../../shared/unexpectedInputs";
 import { containsUnknown, isUnknown } from "../../shared/unknown";
-import type { ApiInputs, AsyncResourceInputs, GenericDialectInputs, LookupInputs } from "../asyncResourceSchema";
+import {
+    type ApiInputs,
+    ASYNC_RESOURCE_INPUT_KEYS,
+    ASYNC_RESOURCE_STATE_KEYS,
+    type AsyncResourceInputs,
+    type GenericDialectInputs,
+    type LookupInputs,
+} from "../asyncResourceSchema";
 import { DIALECT_NAMES, type DialectName } from "../protocol/dialects/dialect";
 import { parsePathTemplate, segmentProblem } from "../protocol/pathTemplate";
 import { type OperationTimeouts, TIMEOUT_KEYS } from "../timeoutsSchema";
@@ -28,6 +36,9 @@ const GENERIC_KEYS = new Set<keyof GenericDialectInputs>([
     "resource",
     "idempotencyHeader",
 ]);
+
+/** The inputs a program sets (the resource class records `customTimeouts` from its options). */
+const USER_INPUTS = ASYNC_RESOURCE_INPUT_KEYS.filter((key) => key !== "customTimeouts");
 
 /** Validates and normalizes raw inputs. */
 export function checkAsyncResource(news: Record<string, unknown>): {
@@ -75,6 +86,9 @@ export function checkAsyncResource(news: Record<string, unknown>): {
             if ("problem" in parsed) fail(property, `${JSON.stringify(source)}: ${parsed.problem}`);
         }
     }
+    failures.push(
+        ...unexpectedInputs("AsyncResource", news, USER_INPUTS, [...ASYNC_RESOURCE_STATE_KEYS, "customTimeouts"]),
+    );
     return { inputs, failures };
 }
 

@@ -4,8 +4,9 @@
 
 import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { describeCharacter, describeInput, quote } from "../../shared/text";
+import { unexpectedInputs } from "../../shared/unexpectedInputs";
 import { isUnknown } from "../../shared/unknown";
-import type { DatastoreInputs } from "../datastoreSchema";
+import { DATASTORE_INPUT_KEYS, DATASTORE_STATE_KEYS, type DatastoreInputs } from "../datastoreSchema";
 import {
     DATASTORE_NAME_CHARACTER,
     DATASTORE_NAME_PATTERN,
@@ -16,12 +17,15 @@ import {
 } from "../protocol/wire";
 import { createToken, type Fail, flag, recordedCustomTimeouts, timeouts } from "./checkFields";
 
+/** The inputs a program sets (the resource class records `customTimeouts` from its options). */
+const USER_INPUTS = DATASTORE_INPUT_KEYS.filter((key) => key !== "customTimeouts");
+
 /** Validates and normalizes raw inputs; `olds` are the previous inputs (for the no-shrink rule). */
 export function checkDatastore(
     olds: Partial<DatastoreInputs> | undefined,
     news: Record<string, unknown>,
 ): { inputs: DatastoreInputs; failures: dynamic.CheckFailure[] } {
-    const failures: dynamic.CheckFailure[] = [];
+    const failures = unexpectedInputs("Datastore", news, USER_INPUTS, [...DATASTORE_STATE_KEYS, "customTimeouts"]);
     const fail = (property: string, reason: string) => failures.push({ property, reason });
     const inputs: DatastoreInputs = {
         hciClusterUuid: uuid("hciClusterUuid", news.hciClusterUuid, fail),

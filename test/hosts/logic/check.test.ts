@@ -63,6 +63,21 @@ const SAFE = [..."abcdefxyzABCDEFXYZ0123456789.-:"];
 const FORBIDDEN_IN_FILE = /[\s#\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
 
 describe("checkHostEntry", () => {
+    // Ignored, `hostsFile` meant the default file: the machine's own /etc/hosts.
+    it("refuses a property it does not take, naming the input meant; passes on what the state adds", () => {
+        const { failures } = check({ hostsFile: "/tmp/hosts", Names: ["x.test"] });
+        assert.deepEqual(
+            failures.map((failure) => failure.property),
+            ["hostsFile", "Names"],
+        );
+        assert.equal(
+            failures[0]?.reason,
+            "HostEntry has no input `hostsFile`. Did you mean `file`? Its inputs are address, names, comment, file, adopt, connection, credentials; correct or remove `hostsFile`.",
+        );
+        assert.match(failures[1]?.reason ?? "", /Did you mean `names`\?/);
+        assert.deepEqual(check({ line: 3, stateVersion: 1, __owner: "o/p/s" }).failures, []);
+    });
+
     describe("refuses bad input with the exact property and reason", () => {
         const longLabel = `${"a".repeat(64)}.example`;
         const longName = `${"abcdefghi.".repeat(25)}abcd`;

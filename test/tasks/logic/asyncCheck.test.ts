@@ -132,6 +132,16 @@ function nested(levels: number): Raw {
 }
 
 describe("checkAsyncResource", () => {
+    it("refuses a property it does not take, naming the input meant; passes on what the state adds", () => {
+        refuse(
+            generic({ replaceOnChange: ["size"] }),
+            "replaceOnChange",
+            /^AsyncResource has no input `replaceOnChange`\. Did you mean `replaceOnChanges`\? Its inputs are api, collectionPath, /,
+            /, adopt, untaint; correct or remove `replaceOnChange`\.$/,
+        );
+        accept(generic({ resourceId: "w-1", tainted: false, stateVersion: 1, customTimeouts: { create: "1m" } }));
+    });
+
     describe("valid inputs of each dialect", () => {
         for (const [name, raw] of [
             ["generic", generic()],

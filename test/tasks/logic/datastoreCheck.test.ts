@@ -81,8 +81,8 @@ describe("checkDatastore", () => {
             );
         });
 
-        it("drop properties the resource does not have", () => {
-            const inputs = accept(raw({ colour: "red", __provider: "x" }));
+        it("pass on the SDK's own properties, and what the state adds (as `pulumi import` passes it back)", () => {
+            const inputs = accept(raw({ __provider: "x", datastoreId: "ds-1", tainted: false, stateVersion: 1 }));
             assert.deepEqual(inputs, datastoreInputs());
         });
 
@@ -378,6 +378,22 @@ describe("checkDatastore", () => {
                 ["timeouts.create", "timeouts.destroy"],
             );
             assert.deepEqual(inputs.timeouts, { update: "10m" });
+        });
+    });
+
+    describe("properties it does not take", () => {
+        // Ignored, a misspelt createToken would create without a key, and a retried create make a second one.
+        it("refuses a misspelt input, naming the one meant and every input a user sets", () => {
+            const { createToken: _, ...rest } = raw({ createToken: "tok-1" });
+            refuse(
+                { ...rest, createTokn: "tok-1" },
+                "createTokn",
+                /^Datastore has no input `createTokn`\. Did you mean `createToken`\? Its inputs are hciClusterUuid, clusterId, name, sizeInBytes, datastoreType, createToken, timeouts, adopt, untaint; correct or remove `createTokn`\.$/,
+            );
+        });
+
+        it("refuses a property like no input without guessing", () => {
+            refuse(raw({ colour: "red" }), "colour", /^Datastore has no input `colour`\. Its inputs are /);
         });
     });
 
