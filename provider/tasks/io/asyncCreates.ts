@@ -14,7 +14,7 @@ import { OperationWaitError } from "../errors/operationWaitError";
 import { PartialStateError } from "../errors/partialStateError";
 import { TaskApiContractError } from "../errors/taskApiContractError";
 import { TaskApiError } from "../errors/taskApiError";
-import { heldPartial, outputsOf, partialState, type RawAsyncInputs } from "../logic/asyncState";
+import { heldPartial, outputsOf, partialState, type RawAsyncInputs, stillOutstanding } from "../logic/asyncState";
 import { MAX_CREATE_GENERATIONS } from "../logic/createKeys";
 import { whatTheNextUpDoes } from "../logic/operationErrors";
 import { outcomeUnknown } from "../logic/outcomeUnknown";
@@ -68,23 +68,32 @@ export class AsyncCreates {
         /** The key an earlier create of unknown outcome was sent with (no createToken): replayed first. [G] */
         sentKey?: string,
     ): Promise<AsyncResourceOutputs> {
+        const walk = { found, claimed, sentKey, follow: false };
         try {
-            return await this.walkChain(api, inputs, deadline, found, claimed, sentKey);
+            return (await this.walkChain(api, inputs, deadline, walk)) as AsyncResourceOutputs; // Only a follow ends with none.
         } catch (error) {
             if (found && !claimed && error instanceof PartialStateError) throw heldPartial(error, found.id);
             throw error;
         }
     }
 
-    /** createOrFollow, but for what a partial state says of `found`. */
+    /**
+     * What an earlier create of unknown outcome made, for its delete: a createToken's chain is walked as a
+     * create walks it (a later key may be a later create's); a create without one had one key, which is
+     * sent again and nothing more. Undefined when it made none: a delete never makes one. [8344]
+     */
+    followEarlier(api: AsyncApi, inputs: RawAsyncInputs, deadline: Deadline, sentKey: string | undefined) {
+        return this.walkChain(api, inputs, deadline, { found: undefined, claimed: true, sentKey, follow: true });
+    }
+
+    /** createOrFollow, but for what a partial state says of `found`; `follow`: followEarlier. */
     private async walkChain(
         api: AsyncApi,
         inputs: RawAsyncInputs,
         deadline: Deadline,
-        found: Found | undefined,
-        claimed: boolean,
-        sentKey: string | undefined,
-    ): Promise<AsyncResourceOutputs> {
+        walk: { found: Found | undefined; claimed: boolean; sentKey: string | undefined; follow: boolean },
+    ): Promise<AsyncResourceOutputs | undefined> {
+        const { found, claimed, sentKey, follow } = walk;
         const replays = api.spec.dialect.tokenReplaysCreate;
         const keyed = (inputs.createToken !== undefined || sentKey !== undefined) && replays;
         // A create that is an idempotent PUT to the item (Azure) sent again joins its operation still
@@ -105,10 +114,10 @@ export class AsyncCreates {
         }
         // Keys this machine saw spent are not walked again: a create whose deadline is shorter than the
         // chain (a delete of a pending create) goes on from where the last one stopped.
-        const chain = keyed ? spentScopeOf(api, inputs) : undefined;
+        const chain = keyed ? spentScopeOf(api, inputs, sentKey) : undefined;
         const spent = chain ? recordedSpent(await this.sent.unended(chain)) : { below: 0 };
         const first = spent.below;
-        if (first > 0)
+        if (first > 0 && inputs.createToken !== undefined)
             this.report(
                 `${api.spec.label}: the first ${first} keys of its createToken were spent earlier; going on from there`,
             );
@@ -155,7 +164,7 @@ export class AsyncCreates {
                 // The API says the first request with this key is still being processed: only its end tells
                 // what it made, and a next key could make a second resource meanwhile. Waited out within
                 // the deadline; past it, the outcome is unknown, and the next up replays the key again.
-                if (left <= 0) throw this.stillOutstanding(api, inputs, token);
+                if (left <= 0) throw stillOutstanding(inputs, api.spec.key, api.spec.label, token);
                 // Still being processed: a refusal stored for the key would not say so.
                 conflictLooks = 0;
                 const wait = doublingWaitMs(Math.min(outstandingWaits++, 16), this.schedule);
@@ -178,6 +187,11 @@ export class AsyncCreates {
                 await this.sleep(Math.min(wait, left), this.signal);
                 generation--;
                 continue;
+            }
+            // A key without a token was the one request's: a follow stops there, a create makes a new one.
+            if (follow && inputs.createToken === undefined) {
+                if (attempt === "spent") return undefined;
+                throw new CreateTokenSpentError(api.spec.label, generation + 1, deadline.setting);
             }
             if ((attempt === "spent" || attempt === "reused") && generation === first)
                 this.report(
@@ -373,16 +387,5 @@ export class AsyncCreates {
                 "this resource's createToken was sent before with another body, so it may be what that create made; if it is, set `adopt: true` to keep it",
             );
         throw error;
-    }
-
-    /** A create whose key the API still processed at the deadline: its outcome unknown, recorded as a pending create. */
-    private stillOutstanding(api: AsyncApi, inputs: RawAsyncInputs, key: string | undefined): Error {
-        const { spec } = api;
-        const reason =
-            `the API still processes an earlier create request with this resource's key${key === undefined ? "" : ` (${key})`} ` +
-            "at the create's deadline, so its outcome is unknown and no other was sent. The resource may exist: the next " +
-            "`pulumi up` replays the key and records what that request made, or creates it";
-        const createKey = inputs.createToken === undefined ? key : undefined;
-        return partialState(inputs, spec.key, spec.label, outputsOf(inputs, { tainted: false, createKey }), reason);
     }
 }

@@ -320,8 +320,7 @@ export class AsyncLifecycle {
         }
         if (id === undefined && replays) {
             const resumed = resumedInputs(props, props as unknown as RawAsyncInputs);
-            id = (await this.creates.createOrFollow(api, resumed, deadline, undefined, true, props.createKey))
-                .resourceId;
+            id = (await this.creates.followEarlier(api, resumed, deadline, props.createKey))?.resourceId;
         }
         if (id === undefined) return;
         const what = `the delete of ${spec.label}`;

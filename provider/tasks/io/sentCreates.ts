@@ -97,13 +97,13 @@ export interface SpentKeys {
 
 /**
  * What the spent keys of a keyed create are recorded under: the resource's scope, its token marked as the
- * chain's, so that a create that cannot walk the whole chain within its deadline (a delete of a pending
- * create with a short timeouts.delete) goes on from where the last one stopped instead of starting over.
+ * chain's (or, without a token, the one key its create was sent with), so that a create that cannot walk
+ * the whole chain within its deadline (a delete of a pending create with a short timeouts.delete) goes on
+ * from where the last one stopped instead of starting over.
  */
-export function spentScopeOf(api: AsyncApi, inputs: RawAsyncInputs): CreateScope | undefined {
-    return inputs.createToken === undefined
-        ? undefined
-        : { ...resourceOf(api), createToken: `spent ${inputs.createToken}` };
+export function spentScopeOf(api: AsyncApi, inputs: RawAsyncInputs, sentKey?: string): CreateScope | undefined {
+    if (inputs.createToken !== undefined) return { ...resourceOf(api), createToken: `spent ${inputs.createToken}` };
+    return sentKey === undefined ? undefined : { ...resourceOf(api), createToken: `spent key ${sentKey}` };
 }
 
 /** Spent keys as a record holds them: the first key not known spent as the key, the absence as the body. */

@@ -106,6 +106,16 @@ export function partialState(
     return new PartialStateError(message, key, properties, [message]);
 }
 
+/** A create whose key the API still processed at the deadline: its outcome unknown, recorded as a pending create. */
+export function stillOutstanding(inputs: RawAsyncInputs, key: string, label: string, sentKey: string | undefined) {
+    const reason =
+        `the API still processes an earlier create request with this resource's key${sentKey === undefined ? "" : ` (${sentKey})`} ` +
+        "at the create's deadline, so its outcome is unknown and no other was sent. The resource may exist: the next " +
+        "`pulumi up` replays the key and records what that request made, or creates it";
+    const createKey = inputs.createToken === undefined ? sentKey : undefined;
+    return partialState(inputs, key, label, outputsOf(inputs, { tainted: false, createKey }), reason);
+}
+
 /**
  * The body as the API has it now: each value the program's body sets, taken from the API's record where
  * the record has it at the same place (an object walked into, anything else taken whole). What the

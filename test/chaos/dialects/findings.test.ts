@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 import { AsyncResourceProvider } from "../../../provider/tasks/asyncResourceProvider";
 import type { AsyncResourceInputs, AsyncResourceOutputs } from "../../../provider/tasks/asyncResourceSchema";
+import { CreateTokenSpentError } from "../../../provider/tasks/errors/createTokenSpentError";
 import { PartialStateError } from "../../../provider/tasks/errors/partialStateError";
 import { SENT_CREATES_DIR_ENV } from "../../../provider/tasks/io/sentCreates";
 import type { TaskProcessContext } from "../../../provider/tasks/processContext";
@@ -50,9 +51,11 @@ function processOf(
         sentCreates?: string;
         /** Wraps each request; `stop` aborts the process's signal (Ctrl-C, or a kill when its answers are then ignored). */
         fetch?: FetchHook;
+        /** Its clock's first reading (a later process of the same user starts later). */
+        startsAt?: number;
     } = {},
 ) {
-    let now = START;
+    let now = options.startsAt ?? START;
     let waits = 0;
     const controller = new AbortController();
     const stop = () => controller.abort(new Error("cancelled (Ctrl-C)"));
@@ -224,6 +227,50 @@ describe("chaos against every dialect's server: findings, each as the smallest p
             [],
             "the delete said done, and the create went on to make w1: a zombie",
         );
+    });
+
+    it("U: the destroy of a create without a createToken that Ctrl-C cut before it was sent sends that request once, never another, and ends (heal; replay: google seed 8344)", async () => {
+        // The request the create sends again is a new one to the server: its operation fails, making nothing.
+        const started = await start("google", {}, scriptedOperations({ kind: "create", outcome: "failed" }));
+        server = started;
+        const cut = processOf(started, {
+            fetch: async (send, request, stop) => {
+                if (request.method !== "POST") return send();
+                stop();
+                throw new Error("cancelled (Ctrl-C)");
+            },
+        });
+        const timeouts = { delete: "2s" };
+        const state = await partialOf(
+            cut.provider.create(await inputsOf(cut.provider, started, "w1", 3, { timeouts })),
+        );
+        assert.ok(state.createKey, "the request's own key is recorded, to replay it");
+        await withRecords(async (records) => {
+            const destroy = async (startsAt: number, delete_: string) => {
+                let posts = 0;
+                const { provider } = processOf(started, {
+                    sentCreates: records,
+                    startsAt,
+                    fetch: async (send, request) => {
+                        if (request.method === "POST") posts++;
+                        return send();
+                    },
+                });
+                const ended = await outcome(provider.delete("w1", { ...state, timeouts: { delete: delete_ } }));
+                assert.equal(posts, 1, "the cut request is sent again, and no create of the delete's own");
+                return ended;
+            };
+            // The server has the request for the first time: its operation fails, making nothing.
+            assert.ok((await destroy(START, "2s")) instanceof PartialStateError);
+            // Sent again, it answers that operation at once; but 2 s are too few to rule out a read that
+            // lags (the reads after an operation span 3.1 s here): the destroy fails, saying to run it again.
+            assert.ok((await destroy(START, "2s")) instanceof CreateTokenSpentError);
+            // Run again a minute later, one read tells: the request made nothing, and the destroy ends.
+            assert.equal(await destroy(START + 60_000, "2s"), undefined);
+            // With time for the reads, one destroy ends, and makes nothing either.
+            assert.equal(await destroy(START, "1m"), undefined);
+        });
+        assert.deepEqual(liveNames(started), []);
     });
 
     it("I: a delete that followed its create to the end reads past a replica that lags (zombies; replay: azure seed 28)", async () => {

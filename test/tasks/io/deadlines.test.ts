@@ -142,7 +142,7 @@ describe("a read under permanent 429 ends by its deadline (issue 18 §2)", () =>
         assert.ok(error instanceof CreateTokenSpentError, inspect(error));
         assert.match(
             error.message,
-            /before the create's deadline passed; nothing was made\. Run `pulumi up` again .* raise timeouts\.create$/,
+            /create key\(s\) of this resource were spent .* before the deadline passed; nothing was made\. Run the command again .* raise timeouts\.create$/,
         );
         let keys = 1;
         for (let slept = 0; slept < 60_000; keys++) slept += doublingWaitMs(keys - 1, DEFAULT_POLL_SCHEDULE);
