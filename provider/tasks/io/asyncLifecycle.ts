@@ -31,7 +31,14 @@ import type { AsyncApi, Found } from "./asyncApi";
 import { AsyncCreates } from "./asyncCreates";
 import { AsyncFinds } from "./asyncFinds";
 import { AsyncWrites } from "./asyncWrites";
-import { createScopeOf, deleteRecord, deleteScopeOf, NO_SENT_CREATES, type SentCreates } from "./sentCreates";
+import {
+    createScopeOf,
+    deleteRecord,
+    deleteScopeOf,
+    lookedScopeOf,
+    NO_SENT_CREATES,
+    type SentCreates,
+} from "./sentCreates";
 
 /** Builds the API of a resource from its inputs (one client per API per process). */
 export type ApiFor = (inputs: AsyncResourceInputs) => AsyncApi;
@@ -303,13 +310,21 @@ export class AsyncLifecycle {
                       deadline,
                   );
             // The deadline cut those reads short: what the create made may yet show, so the delete is not
-            // done, and the next one reads again. [7054]
-            if (made && !found && props.operation && this.clock() - lookedFrom < api.settleSpanMs)
-                throw new OperationWaitError("deadline", props.operation, ended, {
-                    what: `what the create of ${spec.label} made to show in the API's reads`,
-                    timeoutMs: this.clock() - began,
-                    setting: deadline.setting,
-                });
+            // done, and the next one reads again [7054], counting from the first look (recorded): a timeout
+            // shorter than the reads' span would otherwise never see them through. [8535]
+            if (made && !found && props.operation) {
+                const looked = lookedScopeOf(api, props.operation.ref);
+                const since = Number((await this.sent.unended(looked))?.key) || lookedFrom;
+                if (this.clock() - since < api.settleSpanMs) {
+                    await this.sent.sending(looked, { key: String(since), body: {} });
+                    throw new OperationWaitError("deadline", props.operation, ended, {
+                        what: `what the create of ${spec.label} made to show in the API's reads`,
+                        timeoutMs: this.clock() - began,
+                        setting: deadline.setting,
+                    });
+                }
+                await this.sent.ended(looked);
+            }
             if (found && heldByAnother(props, found, made)) {
                 this.report(
                     `${spec.label}: left ${found.id} alone: it held the natural key before this resource's create was sent, and that create was not seen to make it`,

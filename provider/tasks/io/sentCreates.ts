@@ -71,6 +71,15 @@ export function deleteScopeOf(api: AsyncApi, resourceId: string): CreateScope {
 }
 
 /**
+ * What a delete records when it first looked for what a create that succeeded made (the clock's ms as the
+ * key), under that create's operation: a delete whose timeout is shorter than the span of reads that rules
+ * out a lag goes on from there instead of starting over.
+ */
+export function lookedScopeOf(api: AsyncApi, operationRef: string): CreateScope {
+    return { ...resourceOf(api), createToken: `looked ${operationRef}` };
+}
+
+/**
  * A delete as a record holds it: its operation's handle (its ref as the key, its kind as the body), or,
  * before an answer gave one, none: sent, its outcome unknown.
  */

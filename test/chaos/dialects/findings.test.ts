@@ -13,6 +13,7 @@ import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 import { AsyncResourceProvider } from "../../../provider/tasks/asyncResourceProvider";
 import type { AsyncResourceInputs, AsyncResourceOutputs } from "../../../provider/tasks/asyncResourceSchema";
 import { CreateTokenSpentError } from "../../../provider/tasks/errors/createTokenSpentError";
+import { OperationWaitError } from "../../../provider/tasks/errors/operationWaitError";
 import { PartialStateError } from "../../../provider/tasks/errors/partialStateError";
 import { SENT_CREATES_DIR_ENV } from "../../../provider/tasks/io/sentCreates";
 import type { TaskProcessContext } from "../../../provider/tasks/processContext";
@@ -464,6 +465,31 @@ describe("chaos against every dialect's server: findings, each as the smallest p
         // The next destroy, with time to read past the lag, deletes it.
         const patient = { ...state, timeouts: { ...timeouts, delete: "1m" } };
         assert.equal(await outcome(processOf(started).provider.delete("w1", patient)), undefined);
+        assert.deepEqual(liveNames(started), []);
+    });
+
+    it("X2: a destroy whose timeout is shorter than the reads that rule out a lag still ends, run again later (heal; replay: azure seed 8535)", async () => {
+        // A create that timed out while its operation ran; the operation then succeeded, and another tool
+        // deleted what it made: no read will ever show it.
+        const create: OperationScript = { pollsToFinish: Number.POSITIVE_INFINITY, outcome: "succeeded" };
+        const operations: OperationPlan = { next: (kind) => (kind === "create" ? create : { ...DEFAULT_OPERATION }) };
+        const started = await start("azure", {}, operations);
+        server = started;
+        const { provider } = processOf(started);
+        const timeouts = { create: "1s", delete: "2s" };
+        const state = await partialOf(provider.create(await inputsOf(provider, started, "w1", 3, { timeouts })));
+        assert.ok(state.operation, "the create's operation is recorded");
+        create.pollsToFinish = 0;
+        await started.settle();
+        for (const record of started.server.resources()) started.server.remove(started.idOf(record));
+        await withRecords(async (records) => {
+            // 2 s of reads are fewer than the 3.1 s that rule out one that lags: the destroy fails.
+            const early = processOf(started, { sentCreates: records });
+            assert.ok((await outcome(early.provider.delete("w1", state))) instanceof OperationWaitError);
+            // Run again a minute later, the reads since the first look span enough: it ends.
+            const later = processOf(started, { sentCreates: records, startsAt: START + 60_000 });
+            assert.equal(await outcome(later.provider.delete("w1", state)), undefined);
+        });
         assert.deepEqual(liveNames(started), []);
     });
 
