@@ -359,19 +359,20 @@ export class AsyncLifecycle {
             submitted.kind === "operation"
                 ? await api.follow(submitted.handle, submitted.view, what, startedAt, deadline)
                 : submitted.view;
-        await this.sent.ended(scope);
         // A delete that ended failed because there was nothing to delete (Cloud Control's NotFound) did its job. [B]
-        if ((view.state === "failed" || view.state === "canceled") && (await api.get(id, deadline)) !== undefined)
+        if ((view.state === "failed" || view.state === "canceled") && (await api.get(id, deadline)) !== undefined) {
+            await this.sent.ended(scope);
             throw new OperationFailedError(what, view, "it stays in the stack's state; run `pulumi destroy` again");
-        // The API's word is not enough: only a resource the API no longer has is forgotten.
-        if (
-            !(await api.settled(
-                () => api.get(id, deadline),
-                (found) => found === undefined,
-                deadline,
-            ))
-        )
-            return;
+        }
+        // The API's word is not enough: only a resource the API no longer has is forgotten. Its record stays
+        // till then: a process stopped sooner leaves the next read to read past one that lags. [8484]
+        const left = await api.settled(
+            () => api.get(id, deadline),
+            (found) => found === undefined,
+            deadline,
+        );
+        await this.sent.ended(scope);
+        if (!left) return;
         throw new DeleteUnconfirmedError(
             spec.label,
             id,

@@ -543,6 +543,39 @@ describe("chaos against every dialect's server: findings, each as the smallest p
         });
     });
 
+    it("Z2: a refresh after a destroy killed once its DELETE was answered done, before reading it back, reads past a lagging read (state; replay: generic seed 8484)", async () => {
+        // The API answers the DELETE done at once (204); what it removed still shows in the next read.
+        const operations = scriptedOperations({ kind: "delete", pollsToFinish: 0, resultLate: true });
+        const started = await start("generic", { instantAnswers: "final" }, operations);
+        server = started;
+        await withRecords(async (record) => {
+            const first = processOf(started, { sentCreates: record });
+            const created = await first.provider.create(await inputsOf(first.provider, started, "w1", 3));
+            const state = encode(created.outs as unknown as Props) as unknown as AsyncResourceOutputs;
+            let deleted = false;
+            const killed = processOf(started, {
+                sentCreates: record,
+                fetch: async (send, request, stop) => {
+                    if (deleted) {
+                        stop();
+                        throw new TypeError("fetch failed: the provider process is dead");
+                    }
+                    deleted = request.method === "DELETE";
+                    return send();
+                },
+            });
+            await outcome(killed.provider.delete("w1", state));
+            assert.ok(deleted, "the DELETE was answered");
+            assert.deepEqual(liveNames(started), [], "the DELETE removed w1");
+            const refreshed = await processOf(started, { sentCreates: record }).provider.read("w1", state);
+            assert.equal(
+                refreshed.id,
+                undefined,
+                "the refresh took a lagging read for w1, which the API no longer has",
+            );
+        });
+    });
+
     it("Q: a destroy of a create whose read-back was cut short reads past a lagging read (zombies; replay: azure seed 7867)", async () => {
         // The PUT's operation ends at once; the widget shows in reads one read later.
         const operations = scriptedOperations({ kind: "create", pollsToFinish: 0, resultLate: true });
