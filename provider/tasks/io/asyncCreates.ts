@@ -224,7 +224,8 @@ export class AsyncCreates {
         let handle: PendingOperation | undefined;
         let endedAtFirstLook: boolean | undefined;
         const scope = keyed && token !== undefined ? createScopeOf(api, inputs) : undefined;
-        if (scope && token !== undefined) await this.sent.sending(scope, { key: token, body: inputs.body });
+        const heldBy = found && !claimed ? { heldBy: found.id } : {};
+        if (scope && token !== undefined) await this.sent.sending(scope, { key: token, body: inputs.body, ...heldBy });
         try {
             const submitted = await api.submit(
                 "create",

@@ -151,12 +151,13 @@ export class AsyncLifecycle {
         if (unended) {
             // A create of this resource was sent by a process that never saw it end (killed): the same
             // request again follows it (or makes it now) before the program's body is written, so it never
-            // ends later as a second resource.
+            // ends later as a second resource. What held the key when it was sent is not what it made. [9877]
             this.report(
                 `${api.spec.label}: following an earlier create (key ${unended.key}) whose process did not see it end`,
             );
             const resumed = { ...inputs, body: unended.body };
-            const outs = await this.creates.createOrFollow(api, resumed, deadline, found, true);
+            const claimed = unended.heldBy === undefined || found?.id !== unended.heldBy;
+            const outs = await this.creates.createOrFollow(api, resumed, deadline, found, claimed);
             if (!this.bodyToSend(api, resumed, outs, inputs))
                 return { id: api.spec.key, outs: outputsOf(inputs, outs) };
             try {
@@ -309,9 +310,8 @@ export class AsyncLifecycle {
                       (record) => record !== undefined,
                       deadline,
                   );
-            // The deadline cut those reads short: what the create made may yet show, so the delete is not
-            // done, and the next one reads again [7054], counting from the first look (recorded): a timeout
-            // shorter than the reads' span would otherwise never see them through. [8535]
+            // The deadline cut those reads short: what the create made may yet show, so the delete is not done
+            // [7054]; the next reads again, counting from the first look, or a short timeout never ends. [8535]
             if (made && !found && props.operation) {
                 const looked = lookedScopeOf(api, props.operation.ref);
                 const since = Number((await this.sent.unended(looked))?.key) || lookedFrom;

@@ -43,6 +43,8 @@ export interface CreateScope {
 export interface SentCreate {
     readonly key: string;
     readonly body: Record<string, unknown>;
+    /** What held the natural key when it was sent: someone else's until the create is seen to make it. [9877] */
+    readonly heldBy?: string;
 }
 
 /** The record of the keyed creates sent and not seen to their end. */
@@ -220,7 +222,8 @@ function unsealed(scope: CreateScope, text: string): SentCreate | undefined {
         const plain = Buffer.concat([decipher.update(bytes.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]);
         const create = JSON.parse(plain.toString("utf8")) as Partial<SentCreate>;
         if (typeof create.key !== "string" || typeof create.body !== "object" || create.body === null) return undefined;
-        return { key: create.key, body: create.body as Record<string, unknown> };
+        const heldBy = typeof create.heldBy === "string" ? { heldBy: create.heldBy } : {};
+        return { key: create.key, body: create.body as Record<string, unknown>, ...heldBy };
     } catch {
         return undefined;
     }

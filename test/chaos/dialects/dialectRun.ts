@@ -609,9 +609,15 @@ class DialectRun implements Runner {
 
     private describeState(): string {
         const entries = this.engine.entries().map((entry) => {
-            const outputs = entry.outputs as { resourceId?: string; tainted?: boolean; operation?: unknown };
+            const outputs = entry.outputs as {
+                resourceId?: string;
+                tainted?: boolean;
+                operation?: unknown;
+                keyHeldBy?: string;
+            };
             const flags = [
                 outputs.resourceId ? `id ${outputs.resourceId}` : "no id",
+                outputs.keyHeldBy ? `key held by ${outputs.keyHeldBy}` : "",
                 outputs.tainted ? "tainted" : "",
                 outputs.operation ? "operation" : "",
                 entry.initErrors.length ? "init errors" : "",

@@ -360,6 +360,41 @@ describe("chaos against every dialect's server: findings, each as the smallest p
         assert.deepEqual(theirs(), [["w1", 3]], "someone else's w1 was deleted or changed");
     });
 
+    it("O3: a create sent while someone else held its key, then followed after its process died, does not take theirs (foreign; replay: aws-cloudcontrol seed 9877)", async () => {
+        server = await start("aws-cloudcontrol", { handlerErrors: "event" });
+        const started = server;
+        const outsider = processOf(started).provider;
+        await outsider.create(await inputsOf(outsider, started, "w1", 3));
+        const theirs = () => started.server.resources().map((record) => [record.Name, record.Size]);
+        await withRecords(async (records) => {
+            // The create is sent while their w1 holds the key; its process is stopped as it is answered.
+            const first = processOf(started, {
+                sentCreates: records,
+                fetch: async (send, request, stop) => {
+                    const answer = await send();
+                    if (request.body.includes('"DesiredState"')) stop();
+                    return answer;
+                },
+            });
+            const inputs = await inputsOf(first.provider, started, "w1", 4, { createToken: TOKEN });
+            assert.ok((await outcome(first.provider.create(inputs))) instanceof Error);
+            // The next up follows that create (the record of creates in flight) and is stopped in turn:
+            // what its partial state says of their w1 decides what the up after it does.
+            const next = processOf(started, { sentCreates: records, ctrlCOnWait: 1 });
+            const state = await partialOf(next.provider.create(inputs));
+            assert.equal(state.resourceId, undefined);
+            assert.equal(state.keyHeldBy, "w1", "what held the key when the create was sent is recorded");
+            // untaint: true keeps what the create made; it made nothing, and their w1 is not taken.
+            const untainted = { ...inputs, untaint: true };
+            const up = await outcome(
+                processOf(started, { sentCreates: records }).provider.update("w1", state, untainted),
+            );
+            assert.match(String(up), /ResourceExistsError/);
+        });
+        await started.settle();
+        assert.deepEqual(theirs(), [["w1", 3]], "someone else's w1 was changed");
+    });
+
     it("T: a destroy stopped while its delete runs does not leave the next up or refresh recording what it deleted (state; replay: generic seed 6499)", async () => {
         const started = await start("generic", {}, scriptedOperations({ kind: "delete", pollsToFinish: 3 }));
         server = started;
