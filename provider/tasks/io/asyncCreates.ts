@@ -33,6 +33,19 @@ import { createScopeOf, recordedSpent, type SentCreates, spentRecord, spentScope
  */
 type Attempt = AsyncResourceOutputs | "spent" | "reused" | "absent" | "resubmit" | "in-progress" | "outstanding";
 
+/**
+ * Whether a create sent again joins its operation still running, or answers how it ended: an idempotent
+ * PUT to the item (Azure), where no key is replayed.
+ */
+export function rejoins(api: AsyncApi, body: Record<string, unknown>): boolean {
+    const { spec } = api;
+    return (
+        spec.keyIsId &&
+        !spec.dialect.tokenReplaysCreate &&
+        spec.dialect.create(spec.target, body, undefined).method === "PUT"
+    );
+}
+
 /** How many times a key refused as in progress is sent again before the refusal is taken as stored. [F] */
 const IN_PROGRESS_LOOKS = 6;
 
@@ -96,14 +109,9 @@ export class AsyncCreates {
         const { found, claimed, sentKey, follow } = walk;
         const replays = api.spec.dialect.tokenReplaysCreate;
         const keyed = (inputs.createToken !== undefined || sentKey !== undefined) && replays;
-        // A create that is an idempotent PUT to the item (Azure) sent again joins its operation still
-        // running, or answers how it ended: a resumed one is followed to its end, not taken at a lookup's
-        // word (the create may yet fail and remove what the lookup shows). [S]
-        const resend =
-            claimed &&
-            api.spec.keyIsId &&
-            !replays &&
-            api.spec.dialect.create(api.spec.target, inputs.body, undefined).method === "PUT";
+        // A resumed create that rejoins its operation is followed to its end, not taken at a lookup's word
+        // (the create may yet fail and remove what the lookup shows). [S]
+        const resend = claimed && rejoins(api, inputs.body);
         if (found && !keyed && !resend) {
             if (claimed) {
                 const broken = this.writes.brokenTaken(api, inputs, found, "found as what an earlier create made");

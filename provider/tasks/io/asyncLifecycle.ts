@@ -28,7 +28,7 @@ import { putRetriesProvisioning, whatTheNextUpDoes } from "../logic/operationErr
 import { outcomeUnknown } from "../logic/outcomeUnknown";
 import type { WriteKind } from "../protocol/dialects/dialect";
 import type { AsyncApi, Found } from "./asyncApi";
-import { AsyncCreates } from "./asyncCreates";
+import { AsyncCreates, rejoins } from "./asyncCreates";
 import { AsyncFinds } from "./asyncFinds";
 import { AsyncWrites } from "./asyncWrites";
 import {
@@ -292,12 +292,11 @@ export class AsyncLifecycle {
         const ended = props.operation ? await this.finds.followQuietly(api, props.operation, deadline) : undefined;
         let id = props.resourceId;
         // A create of unknown outcome with nothing to follow, whose key the API replays: the replay follows
-        // that create to its end (or makes it now), so it is deleted instead of appearing later. [G]
-        const replays =
-            isPendingCreate(props) &&
-            !props.operation &&
-            (props.createToken !== undefined || props.createKey !== undefined) &&
-            spec.dialect.tokenReplaysCreate;
+        // that create to its end (or makes it now), so it is deleted instead of appearing later [G]; so does
+        // one that rejoins its operation, whose resource may not show in reads before that ends. [10407]
+        const unknown = isPendingCreate(props) && !props.operation;
+        const keyed = props.createToken !== undefined || props.createKey !== undefined;
+        const replays = unknown && keyed && spec.dialect.tokenReplaysCreate;
         if (id === undefined) {
             // Else what a pending create made may show in reads only a while after its create ended (one seen
             // to succeed, or one whose read-back was cut short): reads that lag behind it are read again. [I, 7867]
@@ -333,7 +332,7 @@ export class AsyncLifecycle {
             }
             id = found?.id;
         }
-        if (id === undefined && replays) {
+        if (id === undefined && (replays || (unknown && rejoins(api, props.body)))) {
             const resumed = resumedInputs(props, props as unknown as RawAsyncInputs);
             id = (await this.creates.followEarlier(api, resumed, deadline, props.createKey))?.resourceId;
         }
