@@ -14,9 +14,11 @@ import { startTaskApiServer, type TaskApiServer } from "../../provider/taskApiSe
 import { TaskApiClient } from "../../provider/tasks/client/taskApiClient";
 import { DatastoreProvider } from "../../provider/tasks/datastoreProvider";
 import type { NaturalKey } from "../../provider/tasks/datastoreSchema";
+import { SENT_CREATES_DIR_ENV } from "../../provider/tasks/io/sentCreates";
 import type { TaskProcessContext } from "../../provider/tasks/processContext";
 import { DATASTORES_PATH, type DatastoreRecord } from "../../provider/tasks/protocol/wire";
 import { clientOptionsFrom } from "../../provider/tasks/taskApiSettings";
+import { recordsDirectory } from "../support/recordsDirectory";
 import {
     type ChaosProxy,
     type ForeignOrigin,
@@ -402,6 +404,7 @@ class ChaosRun implements OperationRunner {
             TASK_POLL_INITIAL_MS: String(settings.pollInitialMs),
             TASK_POLL_MAX_MS: String(settings.pollMaxMs),
             TASK_REQUEST_TIMEOUT_MS: String(settings.requestTimeoutMs),
+            [SENT_CREATES_DIR_ENV]: recordsDirectory(),
         };
         const time = this.time;
         // The client's fetch, tagged with the request timer it runs under (the client starts it just before).

@@ -27,6 +27,7 @@ import {
     scriptedFaults,
     scriptedOperations,
 } from "../../dialects/servers/kit";
+import { recordsDirectory } from "../../support/recordsDirectory";
 import { TOKEN_ENV, WIDGETS_TOKEN } from "../../tasks/asyncResource/dialectFixtures";
 import { type ChaosServer, type ServerVariant, startChaosServer } from "./dialectServers";
 
@@ -48,7 +49,7 @@ function processOf(
     options: {
         /** Ctrl-C on the nth wait (the first wait of a create is its first wait for its operation). */
         ctrlCOnWait?: number;
-        /** Where it records its keyed creates in flight (sentCreates.ts); by default this user's directory. */
+        /** Where it records its keyed creates in flight (sentCreates.ts); by default this test process's. */
         sentCreates?: string;
         /** Wraps each request; `stop` aborts the process's signal (Ctrl-C, or a kill when its answers are then ignored). */
         fetch?: FetchHook;
@@ -83,7 +84,7 @@ function processOf(
         [TOKEN_ENV]: WIDGETS_TOKEN,
         TASK_POLL_INITIAL_MS: "100",
         ...server.fixture.env,
-        ...(options.sentCreates === undefined ? {} : { [SENT_CREATES_DIR_ENV]: options.sentCreates }),
+        [SENT_CREATES_DIR_ENV]: options.sentCreates ?? recordsDirectory(),
     };
     return { provider: new AsyncResourceProvider(context, env, wrapped), stop };
 }

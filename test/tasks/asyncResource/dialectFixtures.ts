@@ -8,6 +8,7 @@
 import { strict as assert } from "node:assert";
 import { AsyncResourceProvider } from "../../../provider/tasks/asyncResourceProvider";
 import type { AsyncResourceInputs } from "../../../provider/tasks/asyncResourceSchema";
+import { SENT_CREATES_DIR_ENV } from "../../../provider/tasks/io/sentCreates";
 import type { TaskProcessContext } from "../../../provider/tasks/processContext";
 import { ARM_API_VERSION, startAzureArmServer } from "../../dialects/servers/azureArm";
 import { GUIDELINES_API_VERSIONS, startAzureGuidelinesServer } from "../../dialects/servers/azureGuidelines";
@@ -16,6 +17,7 @@ import { startGenericServer } from "../../dialects/servers/generic";
 import { startGoogleAipServer } from "../../dialects/servers/googleAip";
 import type { DialectServer, FaultPlan, OperationPlan } from "../../dialects/servers/kit";
 import { TEST_CREDENTIALS, TEST_REGION } from "../../dialects/servers/sigv4";
+import { recordsDirectory } from "../../support/recordsDirectory";
 
 /** The environment variable every fixture names for its token. */
 export const TOKEN_ENV = "WIDGETS_TOKEN";
@@ -188,7 +190,12 @@ export function processOnFakeTime(options: FakeProcessOptions = {}): ProcessOnFa
         if (dead) throw new TypeError("fetch failed: the provider process is dead");
         return fetch(input, init);
     };
-    const env = { [TOKEN_ENV]: WIDGETS_TOKEN, TASK_POLL_INITIAL_MS: "100", ...options.env };
+    const env = {
+        [TOKEN_ENV]: WIDGETS_TOKEN,
+        TASK_POLL_INITIAL_MS: "100",
+        [SENT_CREATES_DIR_ENV]: recordsDirectory(),
+        ...options.env,
+    };
     return { provider: new AsyncResourceProvider(context, env, untilKilled), controller, reports };
 }
 

@@ -13,6 +13,7 @@ import { seededRandom } from "../../../provider/shared/random";
 import { TaskApiClient } from "../../../provider/tasks/client/taskApiClient";
 import { DatastoreProvider } from "../../../provider/tasks/datastoreProvider";
 import type { DatastoreInputs, DatastoreOutputs } from "../../../provider/tasks/datastoreSchema";
+import { SENT_CREATES_DIR_ENV } from "../../../provider/tasks/io/sentCreates";
 import type { TaskProcessContext } from "../../../provider/tasks/processContext";
 import {
     ASYNC_OPERATIONS_PATH,
@@ -21,6 +22,7 @@ import {
     DATASTORES_PATH,
     type DatastoreRecord,
 } from "../../../provider/tasks/protocol/wire";
+import { recordsDirectory } from "../../support/recordsDirectory";
 import { CLUSTER, type FakeTime, GIB, HCI, REQUEST_TIMEOUT_MS, TOKEN } from "../client/support";
 
 /** A request as the hostile server received it. */
@@ -223,7 +225,9 @@ export function lifecycleOf(
         track: (work) => work,
     };
     return {
-        lifecycle: operationsOf(new DatastoreProvider(context, {}, () => client)),
+        lifecycle: operationsOf(
+            new DatastoreProvider(context, { [SENT_CREATES_DIR_ENV]: recordsDirectory() }, () => client),
+        ),
         reports,
         controller,
     };
