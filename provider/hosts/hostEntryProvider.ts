@@ -14,7 +14,7 @@ import { isUnknown } from "../shared/unknown";
 import { EntryMachineError } from "./errors/entryMachineError";
 import { EntryNotFoundError } from "./errors/entryNotFoundError";
 import { HostEntryIdError } from "./errors/hostEntryIdError";
-import type { HostEntryInputs, HostEntryOutputs } from "./hostEntrySchema";
+import { HOST_ENTRY_INPUT_KEYS, type HostEntryInputs, type HostEntryOutputs } from "./hostEntrySchema";
 import type { CreateJournal } from "./io/createJournal";
 import type { HostsFileAccess } from "./io/hostsFileAccess";
 import { type HostsFileLocation, type HostsFileStore, journalKey, locationKey } from "./io/hostsFileStore";
@@ -142,15 +142,7 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
         if (props?.connection !== undefined) state.connection = props.connection;
         if (props?.credentials !== undefined) state.credentials = props.credentials;
         // A hand edit also changes the entry's inputs, so it shows on its field in the next diff.
-        const inputs = driftedInputs(state, props, [
-            "address",
-            "names",
-            "comment",
-            "file",
-            "adopt",
-            "connection",
-            "credentials",
-        ]);
+        const inputs = driftedInputs(state, props, HOST_ENTRY_INPUT_KEYS);
         return readAnswer(id, keepingVersion(outputsOf(state, found.lineNumber), props), inputs);
     }
 
