@@ -1,6 +1,7 @@
 // The resolved shapes of a HostEntry, shared by the program side (the resource class) and the
 // provider side (check/diff/create/read/update/delete). No Pulumi types here: this file is pure data.
 
+import type { ListsEvery } from "../shared/stateShape";
 import type { HostConnection, HostCredentials } from "./logic/connection";
 
 export type { HostConnection, HostCredentials } from "./logic/connection";
@@ -49,12 +50,10 @@ export const HOST_ENTRY_INPUT_KEYS = [
 
 /** What the state adds to the inputs (which `pulumi import` passes back as inputs). */
 export const HOST_ENTRY_STATE_KEYS = ["line", "stateVersion"] as const satisfies readonly (keyof HostEntryOutputs)[];
-const everyHostEntryField: Exclude<
-    keyof HostEntryOutputs | keyof HostEntryInputs,
+const everyHostEntryField: ListsEvery<
+    HostEntryOutputs & HostEntryInputs,
     (typeof HOST_ENTRY_INPUT_KEYS)[number] | (typeof HOST_ENTRY_STATE_KEYS)[number] | "__owner"
-> extends never
-    ? true
-    : never = true;
+> = true;
 void everyHostEntryField;
 
 /** The longest `__owner` accepted: organization, project and stack names are short. */

@@ -15,6 +15,12 @@ import type * as dynamic from "@pulumi/pulumi/dynamic";
 import { canonicalJson } from "./canonicalJson";
 import { NewerStateError } from "./errors/newerStateError";
 
+/**
+ * `true` when `Listed` names every field of `T`, else `never`: a list of a resource's fields checked as
+ * `const every: ListsEvery<T, Listed> = true` stops compiling when a field is added to `T` and not to it.
+ */
+export type ListsEvery<T, Listed> = Exclude<keyof T, Listed> extends never ? true : never;
+
 /** The state-shape version this package writes. */
 export const STATE_VERSION = 1;
 

@@ -1,5 +1,6 @@
 // The resolved shapes of a tasks.AsyncResource, shared by the program side and the provider side.
 
+import type { ListsEvery } from "../shared/stateShape";
 import type { DialectName, WriteKind } from "./protocol/dialects/dialect";
 import type { CustomTimeouts, OperationTimeouts } from "./timeoutsSchema";
 
@@ -113,9 +114,7 @@ export const ASYNC_RESOURCE_INPUT_KEYS = [
     "adopt",
     "untaint",
 ] as const satisfies readonly (keyof AsyncResourceInputs)[];
-const everyAsyncInput: Exclude<keyof AsyncResourceInputs, (typeof ASYNC_RESOURCE_INPUT_KEYS)[number]> extends never
-    ? true
-    : never = true;
+const everyAsyncInput: ListsEvery<AsyncResourceInputs, (typeof ASYNC_RESOURCE_INPUT_KEYS)[number]> = true;
 void everyAsyncInput;
 
 /** What the state adds to the inputs (which `pulumi import` passes back as inputs). */
@@ -129,12 +128,10 @@ export const ASYNC_RESOURCE_STATE_KEYS = [
     "tainted",
     "taintReason",
 ] as const satisfies readonly (keyof AsyncResourceOutputs)[];
-const everyAsyncField: Exclude<
-    keyof AsyncResourceOutputs,
+const everyAsyncField: ListsEvery<
+    AsyncResourceOutputs,
     (typeof ASYNC_RESOURCE_INPUT_KEYS)[number] | (typeof ASYNC_RESOURCE_STATE_KEYS)[number]
-> extends never
-    ? true
-    : never = true;
+> = true;
 void everyAsyncField;
 
 /** An operation whose end was not seen: recorded so the next `up` follows it on. */

@@ -1,5 +1,6 @@
 // The resolved shapes of a tasks.Datastore, shared by the program side and the provider side.
 
+import type { ListsEvery } from "../shared/stateShape";
 import type { DatastoreState, DatastoreType } from "./protocol/wire";
 import type { CustomTimeouts, OperationTimeouts } from "./timeoutsSchema";
 
@@ -40,9 +41,7 @@ export const DATASTORE_INPUT_KEYS = [
     "adopt",
     "untaint",
 ] as const satisfies readonly (keyof DatastoreInputs)[];
-const everyDatastoreInput: Exclude<keyof DatastoreInputs, (typeof DATASTORE_INPUT_KEYS)[number]> extends never
-    ? true
-    : never = true;
+const everyDatastoreInput: ListsEvery<DatastoreInputs, (typeof DATASTORE_INPUT_KEYS)[number]> = true;
 void everyDatastoreInput;
 
 /** What the state adds to the inputs (which `pulumi import` passes back as inputs). */
@@ -56,12 +55,10 @@ export const DATASTORE_STATE_KEYS = [
     "createKey",
     "keyHeldBy",
 ] as const satisfies readonly (keyof DatastoreOutputs)[];
-const everyDatastoreField: Exclude<
-    keyof DatastoreOutputs,
+const everyDatastoreField: ListsEvery<
+    DatastoreOutputs,
     (typeof DATASTORE_INPUT_KEYS)[number] | (typeof DATASTORE_STATE_KEYS)[number]
-> extends never
-    ? true
-    : never = true;
+> = true;
 void everyDatastoreField;
 
 /** State of a `tasks.Datastore`. */
