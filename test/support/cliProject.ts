@@ -17,6 +17,7 @@ import { stopProcessesIn } from "./processes";
 import { makeTempDir, REPO_ROOT, type TempDir } from "./projects";
 import { cliEnv, type PulumiCli } from "./pulumiCli";
 import { programKey, typeCheckEnv, typeChecked } from "./typeCheckedPrograms";
+import { testSecretsProvider } from "./vaultTransit";
 
 /** One resource of a generated program. `commentFrom` makes the comment depend on another entry's id. */
 export interface ResourceSpec {
@@ -246,11 +247,20 @@ export class CliProject {
     ): Promise<CliProject> {
         const backend = join(temp.dir, "backend");
         await mkdir(backend, { recursive: true });
-        const env = cliEnv(cli, { backend });
+        // The stack's secrets provider is the Vault stand-in's, not the passphrase's (see vaultTransit.ts).
+        const secrets = await testSecretsProvider();
+        const env: Record<string, string> = {
+            ...cliEnv(cli, { backend }),
+            ...secrets.env,
+            // Go's collector runs at 5x the live heap instead of 2x: a CLI run is short and small, and its
+            // collections were about 5% of each engine operation's CPU time here, none of it under test.
+            GOGC: "400",
+        };
         const workspace = {
             envVars: env,
             ...(env.PULUMI_HOME ? { pulumiHome: env.PULUMI_HOME } : {}),
             pulumiCommand: await commandOf(cli),
+            secretsProvider: secrets.url,
         };
         // A created project's stack is the same as every other made with the same project name, stack name
         // and config: made once per process by the CLI, then copied (see `stackTemplates`).
