@@ -276,6 +276,29 @@ export class AsyncApi {
     }
 
     /**
+     * The deletes of the resource `id` still running at the API, where the API lists its operations
+     * (Dialect.runningDeletes); none where it does not.
+     */
+    async runningDeletes(id: string, deadline: Deadline): Promise<OperationHandle[]> {
+        const { spec } = this;
+        const lists = spec.dialect.runningDeletes;
+        if (!lists) return [];
+        const running: OperationHandle[] = [];
+        let page: string | undefined;
+        for (let pages = 0; pages === 0 || page !== undefined; pages++) {
+            if (pages === MAX_LOOKUP_PAGES)
+                throw new TaskApiContractError(
+                    `${spec.label}: the API's list of running deletes goes on past ${MAX_LOOKUP_PAGES} pages`,
+                );
+            const answer = await this.send(lists.call(spec.target, page), deadline);
+            const read = lists.read(spec.target, id, answer);
+            running.push(...read.running);
+            page = read.next;
+        }
+        return running;
+    }
+
+    /**
      * Sends a write and says what it answered: done, or an operation to follow. An update or delete
      * refused as a conflict (409: another operation runs on the resource, ARM's
      * AnotherOperationInProgress, Google's ABORTED; perhaps one of ours an interrupted `up` left) did

@@ -79,7 +79,8 @@ export class AsyncFinds {
         const scope = found && deleteScopeOf(api, found.id);
         const deleting = scope && (await this.sent.unended(scope));
         if (!scope || !deleting) return found;
-        const handle = recordedDelete(deleting);
+        // Sent, its answer never read: where the API lists its operations, that delete is found there. [10657]
+        const handle = recordedDelete(deleting) ?? (await api.runningDeletes(found.id, deadline))[0];
         if (!handle) {
             // Sent, and its answer never read: read until a read that lags behind it would show it done.
             // Still there then, it did not delete it (or not yet); a deadline that cut the reads short

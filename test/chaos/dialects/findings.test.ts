@@ -451,6 +451,42 @@ describe("chaos against every dialect's server: findings, each as the smallest p
         });
     });
 
+    it("T2: a destroy killed once Cloud Control took its delete does not leave the next up recording what it deleted (state; replay: aws-cloudcontrol seed 10657)", async () => {
+        const started = await start(
+            "aws-cloudcontrol",
+            {},
+            scriptedOperations({ kind: "create", pollsToFinish: 1 }, { kind: "delete", pollsToFinish: 2 }),
+        );
+        server = started;
+        await withRecords(async (record) => {
+            // A create stopped (Ctrl-C) at its first wait for its operation: pending, the operation on record.
+            const first = processOf(started, { sentCreates: record, ctrlCOnWait: 1 });
+            const inputs = await inputsOf(first.provider, started, "w1", 3, { createToken: TOKEN });
+            const state = await partialOf(first.provider.create(inputs));
+            assert.equal(state.resourceId, undefined);
+            assert.ok(state.operation, "the create's operation is on record");
+            // Its destroy follows that create to w1 and is killed once DeleteResource is answered: the stack
+            // keeps the pending create, and the delete runs on at the API.
+            const destroying = processOf(started, {
+                sentCreates: record,
+                fetch: async (send, _request, stop) => {
+                    const answer = await send();
+                    if ((await answer.clone().text()).includes('"Operation":"DELETE"')) stop();
+                    return answer;
+                },
+            });
+            assert.ok((await outcome(destroying.provider.delete("w1", state))) !== undefined, "the destroy stopped");
+            assert.deepEqual(liveNames(started), ["w1"], "the delete still runs");
+            const { outs } = await processOf(started, { sentCreates: record }).provider.update("w1", state, inputs);
+            await started.settle();
+            assert.deepEqual(
+                liveNames(started),
+                [outs?.resourceId],
+                "the up recorded the widget its own delete removed",
+            );
+        });
+    });
+
     it("V: `--import-pending-creates` of a killed create finds a widget its list shows late (zombies; replay: generic seed 6625)", async () => {
         const operations = scriptedOperations({ kind: "create", pollsToFinish: 1, resultLate: true });
         const started = await start("generic", {}, operations);

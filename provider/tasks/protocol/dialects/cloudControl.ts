@@ -67,6 +67,37 @@ export function cloudControlDialect(): Dialect {
         poll: (handle) => call("GetResourceRequestStatus", { RequestToken: handle.ref }, true),
         polled: (_handle, answer, now) => eventView(objectOf(objectOf(answer.body)?.ProgressEvent), now),
         pollsReadErrors: () => false,
+        runningDeletes: {
+            call: (_target, page) =>
+                call(
+                    "ListResourceRequests",
+                    {
+                        ResourceRequestStatusFilter: { Operations: ["DELETE"], OperationStatuses: PENDING },
+                        ...(page === undefined ? {} : { NextToken: page }),
+                    },
+                    true,
+                ),
+            read(target, id, answer) {
+                const body = objectOf(answer.body);
+                const summaries = Array.isArray(body?.ResourceRequestStatusSummaries)
+                    ? body.ResourceRequestStatusSummaries
+                    : [];
+                // The filter is the API's to honour: each summary is checked here too.
+                const running = summaries
+                    .map((summary) => objectOf(summary))
+                    .filter(
+                        (event) =>
+                            stringField(event, "TypeName") === typeName(target) &&
+                            stringField(event, "Identifier") === id &&
+                            stringField(event, "Operation") === "DELETE" &&
+                            PENDING.includes(stringField(event, "OperationStatus") ?? "") &&
+                            stringField(event, "RequestToken") !== undefined,
+                    )
+                    .map((event) => ({ kind: REQUEST, ref: stringField(event, "RequestToken") as string }));
+                const next = stringField(body, "NextToken");
+                return next ? { running, next } : { running };
+            },
+        },
         record(answer: HttpAnswer): unknown {
             const description = objectOf(objectOf(answer.body)?.ResourceDescription);
             const properties = stringField(description, "Properties");

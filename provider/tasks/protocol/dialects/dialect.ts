@@ -149,6 +149,12 @@ export interface Dialect {
      * resource. Absent: no record says so.
      */
     beingDeleted?(record: unknown): boolean;
+    /**
+     * Where the API lists its operations (Cloud Control's ListResourceRequests): a delete of ours whose
+     * answer was never read (its process was killed) is found there and followed, where reads alone would
+     * show the resource until that delete ends, however long it runs. Absent: no such list.
+     */
+    readonly runningDeletes?: RunningDeletes;
     /** The resource in an answer to `read` (Cloud Control wraps it; most APIs answer it as is). */
     record(answer: HttpAnswer): unknown;
     /**
@@ -160,4 +166,16 @@ export interface Dialect {
     conflictHolder?(body: unknown): unknown;
     /** What an error answer means; `body` is its parsed JSON, when there was any. */
     meaning(status: number, body: unknown): ErrorMeaning;
+}
+
+/** How a dialect lists the deletes still running at the API, a page at a time. */
+export interface RunningDeletes {
+    /** The call for one page (`page`: what the previous page said comes next). */
+    call(target: Target, page: string | undefined): HttpCall;
+    /** The deletes of the resource `id` still running in one page's answer, and the next page, if any. */
+    read(
+        target: Target,
+        id: string,
+        answer: HttpAnswer,
+    ): { readonly running: OperationHandle[]; readonly next?: string };
 }

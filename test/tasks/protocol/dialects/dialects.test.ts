@@ -395,5 +395,44 @@ describe("dialects", () => {
             assert.equal(dialect.meaning(400, { __type: "ClientTokenConflictException" }), "token-reused");
             assert.equal(dialect.meaning(400, { __type: "AlreadyExistsException" }), "conflict");
         });
+
+        it("finds a delete still running in ListResourceRequests, checking each summary whatever the filter did, page by page", () => {
+            const lists = dialect.runningDeletes;
+            assert.ok(lists, "Cloud Control lists its operations");
+            const first = lists.call(TARGET, undefined);
+            assert.equal(first.headers?.["x-amz-target"], "CloudApiService.ListResourceRequests");
+            assert.deepEqual(first.body, {
+                ResourceRequestStatusFilter: {
+                    Operations: ["DELETE"],
+                    OperationStatuses: ["PENDING", "IN_PROGRESS", "CANCEL_IN_PROGRESS"],
+                },
+            });
+            assert.deepEqual((lists.call(TARGET, "page-2").body as { NextToken?: string }).NextToken, "page-2");
+            const summary = (fields: Record<string, unknown>) => ({
+                TypeName: "Test::Widgets::Widget",
+                Identifier: "w1",
+                Operation: "DELETE",
+                OperationStatus: "IN_PROGRESS",
+                RequestToken: "r1",
+                ...fields,
+            });
+            const page = answer(200, {
+                ResourceRequestStatusSummaries: [
+                    summary({}),
+                    summary({ RequestToken: "other-id", Identifier: "w2" }),
+                    summary({ RequestToken: "other-type", TypeName: "AWS::S3::Bucket" }),
+                    summary({ RequestToken: "a-create", Operation: "CREATE" }),
+                    summary({ RequestToken: "ended", OperationStatus: "SUCCESS" }),
+                    summary({ RequestToken: undefined }),
+                    "not an event",
+                ],
+                NextToken: "page-2",
+            });
+            assert.deepEqual(lists.read(TARGET, "w1", page), {
+                running: [{ kind: "request-token", ref: "r1" }],
+                next: "page-2",
+            });
+            assert.deepEqual(lists.read(TARGET, "w1", answer(200, {})), { running: [] });
+        });
     });
 });
