@@ -96,6 +96,13 @@ const DIES_WITH_ITS_POST: FetchHook = async (send, request, stop) => {
     return answer;
 };
 
+/** The same for Cloud Control, where every call is a POST: it dies with the answer to its CreateResource. */
+const DIES_WITH_ITS_CREATE_RESOURCE: FetchHook = async (send, request, stop) => {
+    const answer = await send();
+    if (request.body.includes('"DesiredState"')) stop();
+    return answer;
+};
+
 /**
  * Runs `work` with two fresh directories for processes' records of writes in flight (the second for a
  * process that must not lean on the first's record), removed after.
@@ -213,11 +220,7 @@ describe("chaos against every dialect's server: findings, each as the smallest p
         server = await start("aws-cloudcontrol", {}, scriptedOperations({ kind: "create", pollsToFinish: 3 }));
         const created = server;
         const { provider } = processOf(server, {
-            fetch: async (send, request, stop) => {
-                const answer = await send();
-                if (request.body.includes('"DesiredState"')) stop();
-                return answer;
-            },
+            fetch: DIES_WITH_ITS_CREATE_RESOURCE,
         });
         const inputs = await inputsOf(provider, created, "w1", 3);
         const state = await partialOf(provider.create(inputs));
@@ -394,11 +397,7 @@ describe("chaos against every dialect's server: findings, each as the smallest p
             // The create is sent while their w1 holds the key; its process is stopped as it is answered.
             const first = processOf(started, {
                 sentCreates: records,
-                fetch: async (send, request, stop) => {
-                    const answer = await send();
-                    if (request.body.includes('"DesiredState"')) stop();
-                    return answer;
-                },
+                fetch: DIES_WITH_ITS_CREATE_RESOURCE,
             });
             const inputs = await inputsOf(first.provider, started, "w1", 4, { createToken: TOKEN });
             assert.ok((await outcome(first.provider.create(inputs))) instanceof Error);
@@ -510,11 +509,7 @@ describe("chaos against every dialect's server: findings, each as the smallest p
         server = started;
         // The create's answer never read: a pending create; its widget is made, then changed outside Pulumi.
         const first = processOf(started, {
-            fetch: async (send, request, stop) => {
-                const answer = await send();
-                if (request.body.includes('"DesiredState"')) stop();
-                return answer;
-            },
+            fetch: DIES_WITH_ITS_CREATE_RESOURCE,
         });
         const inputs = await inputsOf(first.provider, started, "w1", 3, { createToken: TOKEN });
         const state = await partialOf(first.provider.create(inputs));
@@ -819,11 +814,7 @@ describe("chaos against every dialect's server: findings, each as the smallest p
             await withRecords(async (directory, another) => {
                 const first = processOf(started, {
                     sentCreates: directory,
-                    fetch: async (send, request, stop) => {
-                        const answer = await send();
-                        if (request.body.includes('"DesiredState"')) stop();
-                        return answer;
-                    },
+                    fetch: DIES_WITH_ITS_CREATE_RESOURCE,
                 });
                 const token = { createToken: TOKEN };
                 await outcome(first.provider.create(await inputsOf(first.provider, started, "w1", 3, token)));
