@@ -7,9 +7,10 @@
 import { accessSync, constants, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import { sweepTemporariesSync, writeFileAtomicSync } from "../shared/files/atomicWrite";
+import { writeFileAtomicSync } from "../shared/files/atomicWrite";
 import { codeOf } from "../shared/files/errno";
 import { realPathSync } from "../shared/files/realPath";
+import { sweepTemporariesSync } from "../shared/files/temporaryFiles";
 import type { DatastoreRecord } from "../tasks/protocol/wire";
 import { DataFileError } from "./dataFileError";
 import { DataFileUnwritableError } from "./dataFileUnwritableError";

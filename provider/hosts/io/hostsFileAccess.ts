@@ -5,10 +5,10 @@
 import { closeSync, constants, fstatSync, openSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import {
-    sweepTemporariesSync,
+    type BeforeChange,
     type WriteGuards,
     type WriteOutcome,
-    writeFileAtomicSync,
+    writeFileAtomic,
 } from "../../shared/files/atomicWrite";
 import type { FileContent } from "../../shared/files/descriptors";
 import { codeOf } from "../../shared/files/errno";
@@ -17,6 +17,7 @@ import { hasSidecar, recoverWithSidecar } from "../../shared/files/inPlaceSideca
 import { readWholeSync } from "../../shared/files/readWhole";
 import { realPathSync } from "../../shared/files/realPath";
 import { signatureOf } from "../../shared/files/signature";
+import { sweepTemporariesSync } from "../../shared/files/temporaryFiles";
 
 /** The operations on the hosts files of one machine. Every path they take is a real path (`realPath`'s answer). */
 export interface HostsFileAccess {
@@ -34,8 +35,12 @@ export interface HostsFileAccess {
     read(real: string): Promise<{ bytes: Buffer; signature: string }>;
     /** Takes the cross-process lock every writer of the file respects. */
     lock(real: string, options: LockOptions): Promise<HeldLock>;
-    /** Replaces the content atomically where it can, else in place, journaled; checks `guards` last. */
-    write(real: string, content: FileContent, guards: WriteGuards): Promise<WriteOutcome>;
+    /**
+     * Replaces the content atomically where it can, else in place, journaled; checks `guards` last. Runs
+     * `beforeChange` once before the file changes (while the new content flushes, where it can): if it
+     * throws, nothing is written.
+     */
+    write(real: string, content: FileContent, guards: WriteGuards, beforeChange: BeforeChange): Promise<WriteOutcome>;
     /** Whether an in-place write may be unfinished (its journal exists): reads then wait for the lock. */
     mayNeedRecovery(real: string): Promise<boolean>;
     /** Finishes or undoes an in-place write a crash cut short; under the lock. Answers whether there was one. */
@@ -60,7 +65,7 @@ export const localFiles: HostsFileAccess = {
     },
     read: async (real) => readWholeSync(real),
     lock: (real, options) => acquireFileLock(real, options),
-    write: async (real, content, guards) => writeFileAtomicSync(real, content, guards),
+    write: (real, content, guards, beforeChange) => writeFileAtomic(real, content, guards, beforeChange),
     mayNeedRecovery: async (real) => hasSidecar(real),
     recover: async (real) => recoverInPlace(real),
     sweep: async (real) => {

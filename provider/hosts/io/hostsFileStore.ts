@@ -17,6 +17,15 @@ import { HostsFileError, type HostsFileOperation } from "../errors/hostsFileErro
 import { SshConnectionError } from "../errors/sshConnectionError";
 import { SshHostKeyError } from "../errors/sshHostKeyError";
 import { HostsDocument } from "../logic/hostsDocument";
+import {
+    answerAll,
+    applyToDocument,
+    computeAhead,
+    type EditThenAnswer,
+    FIRST_ATTEMPT,
+    type Pending,
+    settle,
+} from "./batchOperations";
 import { type HostsFileAccess, localFiles } from "./hostsFileAccess";
 
 /** A hosts file and the machine it is on; a bare path is a file of this machine. */
@@ -46,31 +55,6 @@ export interface HostsFileStoreOptions {
     /** Line ending for a file that does not exist yet or has no line to copy one from. */
     readonly newFileEnding?: "\n" | "\r\n";
     readonly onWrite?: (event: WriteEvent) => void;
-}
-
-/**
- * What an edit may need to know of its batch's earlier attempts. An attempt whose write was undone after
- * it was in place for a moment (a tool had written into the file our rename replaced, and its content was
- * put back) may have been copied by a tool that rewrote the file meanwhile, so the retry can meet its own
- * lines again.
- */
-export interface EditAttempt {
-    /** Whether an earlier attempt of this batch was in the file for a moment, then undone. */
-    readonly followsShownAttempt: boolean;
-    /** The lines such attempts appended (UTF-8 text): found again with exactly this text, a line is the edit's own. */
-    readonly shownLines: ReadonlySet<string>;
-}
-
-/** Applies its edits to the document and returns what to answer once they are on disk. */
-export type EditThenAnswer<T> = (doc: HostsDocument, attempt: EditAttempt) => () => T;
-
-const FIRST_ATTEMPT: EditAttempt = { followsShownAttempt: false, shownLines: new Set() };
-
-interface Pending {
-    readonly kind: "read" | "edit";
-    readonly run: EditThenAnswer<unknown>;
-    readonly resolve: (value: unknown) => void;
-    readonly reject: (error: unknown) => void;
 }
 
 interface FileQueue {
@@ -199,7 +183,11 @@ export class HostsFileStore {
             const outcomes = edits.map((op) => applyToDocument(op, loaded.doc, shown ?? FIRST_ATTEMPT));
             if (loaded.doc.revision === revision) return () => answerAll([...readOutcomes, ...outcomes]);
             const applied = outcomes.filter((outcome) => outcome.finish !== undefined).length;
-            const failure = await this.write(real, queue, loaded.doc, applied, loaded.signature, lock).then(
+            // The answers are computed while the write flushes the new content (they are the document's,
+            // already edited), and given once the write has landed and the lock is released.
+            const failure = await this.write(real, queue, loaded.doc, applied, loaded.signature, lock, () =>
+                computeAhead(outcomes),
+            ).then(
                 () => undefined,
                 (error: unknown) => ({ error }),
             );
@@ -279,13 +267,16 @@ export class HostsFileStore {
         edits: number,
         signature: string,
         lock: HeldLock,
+        meanwhile: () => void,
     ): Promise<void> {
         const content = doc.content();
         try {
-            this.options.journal?.flush(journalKey(queue, real));
-            const outcome = await queue.access.write(real, content, {
-                unchangedSince: signature,
-                beforeCommit: lock.verify,
+            const guards = { unchangedSince: signature, beforeCommit: lock.verify };
+            const outcome = await queue.access.write(real, content, guards, () => {
+                meanwhile();
+                // Durable before the file holds the lines it records. Last: its own flush waits for the
+                // write's (a file system commits them in order), so work before it is what overlaps.
+                this.options.journal?.flush(journalKey(queue, real));
             });
             // The document now says what the file says; later batches edit it further. Once its edited
             // lines (which searches and serializing visit one by one) are many, the next batch starts from
@@ -356,32 +347,4 @@ function located(location: HostsFileLocation): { file: string; access: HostsFile
 function wasShown(error: unknown): boolean {
     const cause = error instanceof Error ? error.cause : undefined;
     return cause instanceof FileChangedError && cause.shown;
-}
-
-/** Runs an operation on the document now; its answer is given later, by `answerAll`. */
-function applyToDocument(
-    op: Pending,
-    doc: HostsDocument,
-    attempt: EditAttempt,
-): { op: Pending; finish?: () => unknown; error?: unknown } {
-    try {
-        return { op, finish: op.run(doc, attempt) };
-    } catch (error) {
-        return { op, error };
-    }
-}
-
-function answerAll(outcomes: { op: Pending; finish?: () => unknown; error?: unknown }[]): void {
-    for (const { op, finish, error } of outcomes) {
-        if (finish) settle(op, finish);
-        else op.reject(error);
-    }
-}
-
-function settle(op: Pending, answer: () => unknown): void {
-    try {
-        op.resolve(answer());
-    } catch (error) {
-        op.reject(error);
-    }
 }

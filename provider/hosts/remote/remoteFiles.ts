@@ -12,6 +12,7 @@ import { posix } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import type { Stats } from "ssh2";
 import {
+    type BeforeChange,
     REWRITE_SETTLED_MS,
     REWRITE_WAIT_MS,
     type WriteGuards,
@@ -92,7 +93,14 @@ export class RemoteFiles implements HostsFileAccess {
         return acquireRemoteLock(this.files, real, this.describe(real), options);
     }
 
-    async write(real: string, content: FileContent, guards: WriteGuards): Promise<WriteOutcome> {
+    async write(
+        real: string,
+        content: FileContent,
+        guards: WriteGuards,
+        beforeChange: BeforeChange,
+    ): Promise<WriteOutcome> {
+        // First, as a remote write has no flush of its own to run it beside.
+        beforeChange();
         const data = joinContent(content);
         const sftp = await this.files();
         const existing = await sftp.statIfAny(real);

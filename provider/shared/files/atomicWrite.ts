@@ -5,14 +5,15 @@
 // one. Where that is impossible or would lose something (a bind-mounted file gives EBUSY or EXDEV, as
 // Docker's /etc/hosts does; a directory we may not write; an owner we may not give the new file; ACLs or
 // extended attributes a new file would not carry) the file is written in place instead, journaled so that
-// the next writer finishes a write a crash cut short (inPlaceSidecar.ts). A file without write permission is refused as `echo >>` would refuse it, even where
-// its directory would allow a rename.
+// the next writer finishes a write a crash cut short (inPlaceSidecar.ts). A file without write permission
+// is refused as `echo >>` would refuse it, even where its directory would allow a rename.
 //
 // The system calls are synchronous on purpose: each takes microseconds, and a writer holding a lock must
 // not wait behind other work on the event loop between them (a busy provider process would otherwise
-// hold the lock, and its callers, for many event-loop turns per write).
+// hold the lock, and its callers, for many event-loop turns per write). One is not: the flush of a big
+// file's new content takes milliseconds, and `writeFileAtomic` has the thread pool do it while this thread
+// does the caller's own work (`BeforeChange`), which would otherwise follow it.
 
-import { randomBytes } from "node:crypto";
 import {
     accessSync,
     type BigIntStats,
@@ -21,21 +22,21 @@ import {
     fchmodSync,
     fchownSync,
     fstatSync,
+    fsync,
     fsyncSync,
     openSync,
-    readdirSync,
     renameSync,
     statSync,
-    unlinkSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { remembered } from "../remembered";
 import { type FileContent, joinContent, readAll, writeAll, writeAllContent } from "./descriptors";
 import { codeOf } from "./errno";
 import { hasExtendedAttributes } from "./extendedAttributes";
 import { FileChangedError } from "./fileChangedError";
 import { writeWithSidecar } from "./inPlaceSidecar";
-import { isProcessAlive } from "./processes";
 import { fileSignatureSync, signatureOf } from "./signature";
+import { removeQuietly, temporaryName } from "./temporaryFiles";
 
 /** How a write reached the disk. */
 export type WriteMethod = "rename" | "in-place";
@@ -72,6 +73,13 @@ const TEMPORARY_IMPOSSIBLE = new Set(["EACCES", "EPERM", "EROFS"]);
 export { fileSignatureSync, signatureOf } from "./signature";
 
 /**
+ * Work of the caller's that must be done before the file changes, and may be done while the new content
+ * flushes to disk (the hosts store's create journal, and its answers): run once, before the target is
+ * renamed over or written in place. If it throws, nothing is written and the write throws its error.
+ */
+export type BeforeChange = () => void;
+
+/**
  * Replaces the content of `target` (a real path, symlinks already resolved) with `data` (one buffer, or
  * the stretches it is made of, written without joining them where the file is replaced). Creates the file
  * (mode 0644) when it does not exist. Keeps mode and owner, and ACLs and extended attributes (by writing
@@ -85,8 +93,65 @@ export function writeFileAtomicSync(
     target: string,
     data: Uint8Array | FileContent,
     guards: WriteGuards = {},
+    beforeChange: BeforeChange = () => undefined,
 ): WriteOutcome {
+    const steps = replacement(target, data, guards, remembered(beforeChange));
+    for (let step = steps.next(); ; ) {
+        if (step.done) return step.value;
+        try {
+            fsyncSync(step.value);
+        } catch (error) {
+            step = steps.throw(error);
+            continue;
+        }
+        step = steps.next();
+    }
+}
+
+/**
+ * `writeFileAtomicSync`, with the new content's flush to disk (the longest wait of a write) done by the
+ * thread pool while this thread runs `beforeChange`: the two overlap instead of following each other.
+ * Every other system call stays synchronous, so the event loop runs nothing else between them.
+ */
+export async function writeFileAtomic(
+    target: string,
+    data: Uint8Array | FileContent,
+    guards: WriteGuards,
+    beforeChange: BeforeChange,
+): Promise<WriteOutcome> {
+    const work = remembered(beforeChange);
+    const steps = replacement(target, data, guards, work);
+    for (let step = steps.next(); ; ) {
+        if (step.done) return step.value;
+        const flushed = new Promise<unknown>((resolve) => fsync(step.value as number, resolve));
+        let failure: { error: unknown } | undefined;
+        try {
+            work();
+        } catch (error) {
+            failure = { error };
+        }
+        // Always waited for: the descriptor is closed, and the temporary file removed, only after it.
+        const flushError = await flushed;
+        failure ??= flushError ? { error: flushError } : undefined;
+        step = failure ? steps.throw(failure.error) : steps.next();
+    }
+}
+
+/**
+ * The steps of a replacement, with the flush of the temporary file left to the driver: it yields the
+ * descriptor to flush, and is resumed once the flush is done (or thrown into with its error).
+ */
+function* replacement(
+    target: string,
+    data: Uint8Array | FileContent,
+    guards: WriteGuards,
+    beforeChange: BeforeChange,
+): Generator<number, WriteOutcome, undefined> {
     const content: FileContent = data instanceof Uint8Array ? [data] : data;
+    const inPlace = () => {
+        beforeChange();
+        return writeInPlace(target, joinContent(content), guards);
+    };
     const existing = statOrUndefined(target);
     if (existing) {
         // Refused as `echo >> file` is, rather than replaced behind the permission by a rename.
@@ -94,8 +159,7 @@ export function writeFileAtomicSync(
         // An empty file may be a tool's rewrite between its truncation and its write (`cat new > file`):
         // replaced, the tool's write would go into the file our rename took away, and its whole content
         // with it. Written in place, that write lands over ours instead, and nothing of the file is lost.
-        if (existing.size === 0n || hasExtendedAttributes(target))
-            return writeInPlace(target, joinContent(content), guards);
+        if (existing.size === 0n || hasExtendedAttributes(target)) return inPlace();
     }
     const temporary = join(dirname(target), temporaryName(basename(target)));
     let fd: number | undefined;
@@ -106,7 +170,7 @@ export function writeFileAtomicSync(
             fchmodSync(fd, Number(existing.mode & 0o7777n));
             keepOwner(fd, existing);
         }
-        fsyncSync(fd);
+        yield fd;
         const signature = fileSignatureSync(fd);
         closeSync(fd);
         fd = undefined;
@@ -115,13 +179,14 @@ export function writeFileAtomicSync(
         const replaced = existing && guards.unchangedSince !== undefined ? openReplaced(target) : undefined;
         try {
             if (guards.unchangedSince !== undefined) assertUnchanged(target, guards.unchangedSince);
+            beforeChange();
             guards.beforeCommit?.();
             try {
                 renameSync(temporary, target);
             } catch (error) {
                 if (existing && RENAME_IMPOSSIBLE.has(codeOf(error))) {
                     removeQuietly(temporary);
-                    return writeInPlace(target, joinContent(content), guards);
+                    return inPlace();
                 }
                 throw error;
             }
@@ -136,8 +201,9 @@ export function writeFileAtomicSync(
     } catch (error) {
         if (fd !== undefined) closeQuietly(fd);
         removeQuietly(temporary);
+        // (Caller's work that failed fails the in-place write too, before it writes: it is `remembered`.)
         if (existing && (TEMPORARY_IMPOSSIBLE.has(codeOf(error)) || error instanceof OwnerNotKeptError)) {
-            return writeInPlace(target, joinContent(content), guards);
+            return inPlace();
         }
         throw error;
     }
@@ -209,26 +275,6 @@ function settled(fd: number, current: Buffer): Buffer {
         content = again;
     }
     return content;
-}
-
-/**
- * Removes temporary files that a killed writer left beside `target` (their process is gone). Safe to
- * call at any time: a live writer's temporary file is never touched.
- */
-export function sweepTemporariesSync(target: string): number {
-    const prefix = `.${basename(target)}.`;
-    let removed = 0;
-    let names: string[];
-    try {
-        names = readdirSync(dirname(target));
-    } catch {
-        return 0;
-    }
-    for (const name of names) {
-        const pid = name.startsWith(prefix) ? /\.(\d+)\.[0-9a-f]+\.pulumi-lifecycle\.tmp$/.exec(name)?.[1] : undefined;
-        if (pid !== undefined && !isProcessAlive(Number(pid)) && removeQuietly(join(dirname(target), name))) removed++;
-    }
-    return removed;
 }
 
 /**
@@ -311,25 +357,10 @@ function statOrUndefined(path: string): BigIntStats | undefined {
     }
 }
 
-/** Removes a file, answering whether it did; a missing file or a refusal is not an error here. */
-export function removeQuietly(path: string): boolean {
-    try {
-        unlinkSync(path);
-        return true;
-    } catch {
-        return false;
-    }
-}
-
 function closeQuietly(fd: number): void {
     try {
         closeSync(fd);
     } catch {
         // Already closed or invalid: nothing left to release.
     }
-}
-
-/** A name for a temporary file beside `base`, which `sweepTemporariesSync` removes once its process is gone. */
-export function temporaryName(base: string): string {
-    return `.${base}.${process.pid}.${randomBytes(4).toString("hex")}.pulumi-lifecycle.tmp`;
 }

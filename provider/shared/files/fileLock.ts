@@ -23,11 +23,11 @@ import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { LockTimeoutError } from "../errors/lockTimeoutError";
 import { type Clock, type Repeat, type Sleep, systemClock, timerRepeat, timerSleep } from "../time";
-import { removeQuietly, sweepTemporariesSync, temporaryName } from "./atomicWrite";
 import { codeOf } from "./errno";
 import { acquireKernelLock, type HeldKernelLock, kernelLockHolders, kernelLockName } from "./kernelLock";
 import { LockLostError } from "./lockLostError";
 import { isProcessAlive, isProcessStopped, processStartTime } from "./processes";
+import { removeQuietly, sweepTemporariesSync, temporaryName } from "./temporaryFiles";
 
 /** Who holds a lock file; written into it. */
 export interface LockHolder {

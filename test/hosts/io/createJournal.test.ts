@@ -6,6 +6,7 @@
 // refresh, update, delete) settles its record, and the journal is removed once nothing in it is open.
 
 import { strict as assert } from "node:assert";
+import { readFileSync } from "node:fs";
 import { appendFile, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
@@ -227,20 +228,22 @@ describe("the create journal", () => {
 
     it("keeps the record durable before the line reaches the file", async () => {
         const journal = new CreateJournal(gone);
-        let recordedFirst = false;
+        const hostsWhenRecorded: string[] = [];
         const store = new HostsFileStore({
             lock: { timeoutMs: 5000, staleMs: 60_000 },
             journal: {
                 flush: (real) => {
+                    hostsWhenRecorded.push(readFileSync(file, "utf8"));
                     journal.flush(real);
-                    recordedFirst = true;
                 },
                 discard: (real) => journal.discard(real),
             },
-            onWrite: () => assert.ok(recordedFirst, "the journal was written before the hosts file"),
         });
         const provider = new HostEntryProvider(store, journal);
+        const before = await readFile(file, "utf8");
         await provider.create(await inputs(provider, { address: "10.0.0.5", names: ["web.internal"] }));
+        assert.deepEqual(hostsWhenRecorded, [before], "recorded once, while the file did not hold the line yet");
+        assert.match(await readFile(file, "utf8"), /^10\.0\.0\.5\tweb\.internal$/m);
         const record = JSON.parse((await readFile(journalPathFor(file), "utf8")).trim());
         assert.deepEqual(record, {
             op: "wrote",
@@ -249,6 +252,33 @@ describe("the create journal", () => {
             stack: STACK,
             writer: gone,
         });
+    });
+
+    it("fails a create whose record cannot be written, and writes nothing to the file", async () => {
+        const journal = new CreateJournal(gone);
+        const store = new HostsFileStore({
+            lock: { timeoutMs: 5000, staleMs: 60_000 },
+            journal: {
+                flush: () => {
+                    // EACCES too: the code that sends a write in place must not send this one there.
+                    throw Object.assign(new Error("no space left for the journal"), { code: "EACCES" });
+                },
+                discard: (real) => journal.discard(real),
+            },
+        });
+        const provider = new HostEntryProvider(store, journal);
+        const before = await readFile(file, "utf8");
+        await assert.rejects(
+            provider.create(await inputs(provider, { address: "10.0.0.5", names: ["web.internal"] })),
+            (error: Error) =>
+                /The file was not changed/.test(error.message) && /for the journal/.test(`${error.cause}`),
+        );
+        assert.equal(await readFile(file, "utf8"), before);
+        assert.deepEqual(
+            (await readdir(temp.dir)).filter((name) => name.endsWith(".tmp")),
+            [],
+            "no temporary file is left",
+        );
     });
 
     describe("read incrementally by each process (a refresh settles every entry)", () => {

@@ -121,18 +121,23 @@ describe("the hosts-file store over SFTP under faults, against real sshd", funct
             mayNeedRecovery: (real) => access.mayNeedRecovery(real),
             recover: (real) => access.recover(real),
             sweep: (real) => access.sweep(real),
-            write: (real, data, guards) => {
+            write: (real, data, guards, beforeChange) => {
                 attempts++;
                 const attempt = attempts;
                 hooks.beforeWrite?.(attempt);
                 let calls = 0;
-                return access.write(real, data, {
-                    ...guards,
-                    beforeCommit: async () => {
-                        await guards.beforeCommit?.();
-                        hooks.beforeCommit?.(attempt, ++calls);
+                return access.write(
+                    real,
+                    data,
+                    {
+                        ...guards,
+                        beforeCommit: async () => {
+                            await guards.beforeCommit?.();
+                            hooks.beforeCommit?.(attempt, ++calls);
+                        },
                     },
-                });
+                    beforeChange,
+                );
             },
         };
         return { access: wrapped, attempts: () => attempts };

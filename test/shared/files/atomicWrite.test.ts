@@ -6,12 +6,13 @@
 
 import { strict as assert } from "node:assert";
 import { execFileSync } from "node:child_process";
-import { appendFileSync, closeSync, openSync, statSync, writeSync } from "node:fs";
+import { appendFileSync, closeSync, openSync, readdirSync, readFileSync, statSync, writeSync } from "node:fs";
 import { chmod, chown, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { signatureOf, sweepTemporariesSync, writeFileAtomicSync } from "../../../provider/shared/files/atomicWrite";
+import { signatureOf, writeFileAtomic, writeFileAtomicSync } from "../../../provider/shared/files/atomicWrite";
 import { FileChangedError } from "../../../provider/shared/files/fileChangedError";
 import { LockLostError } from "../../../provider/shared/files/lockLostError";
+import { sweepTemporariesSync } from "../../../provider/shared/files/temporaryFiles";
 import { makeTempDir, REPO_ROOT, type TempDir } from "../../support/projects";
 import {
     bindMount,
@@ -37,6 +38,22 @@ describe("atomic write", () => {
     });
     afterEach(() => temp.cleanup());
 
+    /**
+     * Runs `work` with the target bind-mounted over a file `source` holding "old\n" (renames over it fail
+     * with EBUSY, as over Docker's /etc/hosts), and unmounts it after; skips without root and mount(8).
+     */
+    async function onBindMount(context: Mocha.Context, work: (source: string) => Promise<void>): Promise<void> {
+        if (!canBindMount()) skipBecause(context, "needs root with mount(8) to bind-mount a file");
+        const source = join(temp.dir, "source");
+        await writeFile(source, "old\n");
+        const unmount = bindMount(source, target);
+        try {
+            await work(source);
+        } finally {
+            unmount();
+        }
+    }
+
     /** Writes `content` to the target from a process of an unprivileged user; resolves with the method used. */
     function writeUnprivileged(content: string): Promise<string> {
         const call = `require(${ATOMIC_WRITE}).writeFileAtomicSync(${JSON.stringify(target)}, Buffer.from(${JSON.stringify(content)}))`;
@@ -59,17 +76,11 @@ describe("atomic write", () => {
     });
 
     it("writes content given as stretches in place, joined, where the file cannot be replaced", async function () {
-        if (!canBindMount()) skipBecause(this, "needs root with mount(8) to bind-mount a file");
-        const source = join(temp.dir, "source");
-        await writeFile(source, "old\n");
-        const unmount = bindMount(source, target);
-        try {
+        await onBindMount(this, async (source) => {
             const outcome = writeFileAtomicSync(target, [Buffer.from("first\n"), Buffer.from("second\n")]);
             assert.equal(outcome.method, "in-place");
             assert.equal(await readFile(source, "utf8"), "first\nsecond\n");
-        } finally {
-            unmount();
-        }
+        });
     });
 
     it("refuses to replace a file that another writer changed since it was read, writing nothing", async () => {
@@ -98,11 +109,7 @@ describe("atomic write", () => {
     });
 
     it("refuses an in-place write over a bind-mounted file changed since it was read", async function () {
-        if (!canBindMount()) skipBecause(this, "needs root with mount(8) to bind-mount a file");
-        const source = join(temp.dir, "source");
-        await writeFile(source, "old\n");
-        const unmount = bindMount(source, target);
-        try {
+        await onBindMount(this, async (source) => {
             const read = signatureOf(statSync(target, { bigint: true }));
             appendFileSync(target, "10.0.0.1 foreign.test\n");
             assert.throws(
@@ -110,9 +117,7 @@ describe("atomic write", () => {
                 FileChangedError,
             );
             assert.equal(await readFile(source, "utf8"), "old\n10.0.0.1 foreign.test\n", "no journal was left");
-        } finally {
-            unmount();
-        }
+        });
     });
 
     it("creates a missing file with mode 0644", async () => {
@@ -136,19 +141,13 @@ describe("atomic write", () => {
     });
 
     it("writes in place when the file is bind-mounted and rename fails with EBUSY (Docker's /etc/hosts)", async function () {
-        if (!canBindMount()) skipBecause(this, "needs root with mount(8) to bind-mount a file");
-        const source = join(temp.dir, "source");
-        await writeFile(source, "old\n");
-        const unmount = bindMount(source, target);
-        try {
+        await onBindMount(this, async (source) => {
             const outcome = writeFileAtomicSync(target, Buffer.from("new content\n"));
             assert.equal(outcome.method, "in-place");
             assert.equal(await readFile(target, "utf8"), "new content\n");
             assert.equal(await readFile(source, "utf8"), "new content\n", "the mounted file itself changed");
             assert.deepEqual((await readdir(temp.dir)).sort(), ["hosts", "source"]);
-        } finally {
-            unmount();
-        }
+        });
     });
 
     it("writes in place when the directory is not writable but the file is, keeping owner and mode", async () => {
@@ -297,11 +296,7 @@ describe("atomic write", () => {
     });
 
     it("writes nothing in place when the lock is lost just before the write (bind-mounted file)", async function () {
-        if (!canBindMount()) skipBecause(this, "needs root with mount(8) to bind-mount a file");
-        const source = join(temp.dir, "source");
-        await writeFile(source, "old\n");
-        const unmount = bindMount(source, target);
-        try {
+        await onBindMount(this, async (source) => {
             const lost = () => {
                 throw new LockLostError("the lock");
             };
@@ -310,9 +305,7 @@ describe("atomic write", () => {
                 LockLostError,
             );
             assert.equal(await readFile(source, "utf8"), "old\n");
-        } finally {
-            unmount();
-        }
+        });
     });
 
     // Found by the multi-writer suite: the file doubled. A tool rewriting the bind-mounted file in place
@@ -320,39 +313,36 @@ describe("atomic write", () => {
     // after that read, then vouched for the empty file as holding our content, and the next write (from
     // that cache, over an empty read) appended its whole content after the tool's.
     it("never vouches for a file that a tool truncated while our in-place write was read back", async function () {
-        if (!canBindMount()) skipBecause(this, "needs root with mount(8) to bind-mount a file");
-        const source = join(temp.dir, "source");
-        await writeFile(source, "old\n");
-        const unmount = bindMount(source, target);
-        const data = Buffer.from("old\nnew\n");
-        // The real fs module (the writer's named imports call through it): the tool's O_TRUNC lands right
-        // after the read that ends a read-back of our content.
-        const fs = require("node:fs") as typeof import("node:fs");
-        const readSync = fs.readSync;
-        let truncated = false;
-        (fs as { readSync: unknown }).readSync = (...args: Parameters<typeof readSync>) => {
-            const read = readSync(...args);
-            if (read === 0 && !truncated && fs.readFileSync(source).equals(data)) {
-                fs.truncateSync(source, 0);
-                truncated = true;
+        await onBindMount(this, async (source) => {
+            const data = Buffer.from("old\nnew\n");
+            // The real fs module (the writer's named imports call through it): the tool's O_TRUNC lands right
+            // after the read that ends a read-back of our content.
+            const fs = require("node:fs") as typeof import("node:fs");
+            const readSync = fs.readSync;
+            let truncated = false;
+            (fs as { readSync: unknown }).readSync = (...args: Parameters<typeof readSync>) => {
+                const read = readSync(...args);
+                if (read === 0 && !truncated && fs.readFileSync(source).equals(data)) {
+                    fs.truncateSync(source, 0);
+                    truncated = true;
+                }
+                return read;
+            };
+            try {
+                const outcome = writeFileAtomicSync(target, data, {
+                    unchangedSince: signatureOf(statSync(target, { bigint: true })),
+                });
+                assert.ok(truncated, "the tool's truncation was injected");
+                assert.equal(outcome.method, "in-place");
+                assert.notEqual(
+                    outcome.signature,
+                    signatureOf(statSync(target, { bigint: true })),
+                    "the signature vouches for the empty file as holding our content",
+                );
+            } finally {
+                (fs as { readSync: unknown }).readSync = readSync;
             }
-            return read;
-        };
-        try {
-            const outcome = writeFileAtomicSync(target, data, {
-                unchangedSince: signatureOf(statSync(target, { bigint: true })),
-            });
-            assert.ok(truncated, "the tool's truncation was injected");
-            assert.equal(outcome.method, "in-place");
-            assert.notEqual(
-                outcome.signature,
-                signatureOf(statSync(target, { bigint: true })),
-                "the signature vouches for the empty file as holding our content",
-            );
-        } finally {
-            (fs as { readSync: unknown }).readSync = readSync;
-            unmount();
-        }
+        });
     });
 
     it("refuses a file without write permission, as `echo >>` does, though its directory allows a rename", async () => {
@@ -388,6 +378,107 @@ describe("atomic write", () => {
             "keep-me",
         );
         assert.deepEqual(await readdir(temp.dir), ["hosts"]);
+    });
+
+    describe("the caller's work before the file changes (BeforeChange)", () => {
+        /** What the caller's work saw when it ran: which run it was, the target's content, and every other file's. */
+        interface Sighting {
+            readonly runs: number;
+            readonly target: string;
+            readonly others: string[];
+        }
+
+        /** Work that notes what it sees into `log`. */
+        function observer(log: Sighting[]): () => void {
+            return () => {
+                const others = readdirSync(temp.dir)
+                    .filter((name) => name !== "hosts")
+                    .map((name) => readFileSync(join(temp.dir, name), "utf8"));
+                log.push({ runs: log.length + 1, target: readFileSync(target, "utf8"), others });
+            };
+        }
+
+        it("runs once while the new content flushes: written to its temporary file, the file not yet replaced", async () => {
+            const log: Sighting[] = [];
+            const outcome = await writeFileAtomic(target, [Buffer.from("new\n")], {}, observer(log));
+            assert.equal(outcome.method, "rename");
+            assert.deepEqual(log, [{ runs: 1, target: "old\n", others: ["new\n"] }]);
+            assert.equal(await readFile(target, "utf8"), "new\n");
+            assert.deepEqual(await readdir(temp.dir), ["hosts"]);
+        });
+
+        it("runs before the rename in the synchronous write too", async () => {
+            const log: Sighting[] = [];
+            writeFileAtomicSync(target, Buffer.from("new\n"), {}, observer(log));
+            assert.deepEqual(log, [{ runs: 1, target: "old\n", others: ["new\n"] }]);
+            assert.equal(await readFile(target, "utf8"), "new\n");
+        });
+
+        it("writes nothing, and leaves no temporary file, when it fails", async () => {
+            const failing = () => {
+                throw new Error("the journal cannot be written");
+            };
+            await assert.rejects(
+                writeFileAtomic(target, [Buffer.from("new\n")], {}, failing),
+                /journal cannot be written/,
+            );
+            assert.equal(await readFile(target, "utf8"), "old\n");
+            assert.deepEqual(await readdir(temp.dir), ["hosts"]);
+        });
+
+        it("writes nothing in place either when its failure carries a code that sends a write in place", async () => {
+            let runs = 0;
+            const failing = () => {
+                runs++;
+                throw Object.assign(new Error("the journal's directory may not be written"), { code: "EACCES" });
+            };
+            await assert.rejects(writeFileAtomic(target, [Buffer.from("new\n")], {}, failing), /may not be written/);
+            assert.equal(runs, 1);
+            assert.equal(await readFile(target, "utf8"), "old\n");
+            assert.deepEqual(await readdir(temp.dir), ["hosts"]);
+        });
+
+        it("runs once, before the file changes, when an empty file is written in place", async () => {
+            await writeFile(target, "");
+            const log: Sighting[] = [];
+            const outcome = await writeFileAtomic(target, [Buffer.from("new\n")], {}, observer(log));
+            assert.equal(outcome.method, "in-place");
+            assert.deepEqual(log, [{ runs: 1, target: "", others: [] }]);
+            assert.equal(await readFile(target, "utf8"), "new\n");
+        });
+
+        it("runs once, before the file changes, when the rename fails and the write goes in place", async function () {
+            await onBindMount(this, async (source) => {
+                let runs = 0;
+                const outcome = await writeFileAtomic(target, [Buffer.from("new\n")], {}, () => {
+                    runs++;
+                    assert.equal(readFileSync(source, "utf8"), "old\n");
+                });
+                assert.equal(outcome.method, "in-place");
+                assert.equal(runs, 1);
+                assert.equal(await readFile(source, "utf8"), "new\n");
+            });
+        });
+
+        it("leaves the file as it was when the flush fails", async () => {
+            // The real fs module (the writer's named imports call through it): the thread pool's flush fails.
+            const fs = require("node:fs") as typeof import("node:fs");
+            const fsync = fs.fsync;
+            (fs as { fsync: unknown }).fsync = (_fd: number, done: (error: Error | null) => void) =>
+                done(Object.assign(new Error("EIO: i/o error, fsync"), { code: "EIO" }));
+            try {
+                let runs = 0;
+                await assert.rejects(
+                    writeFileAtomic(target, [Buffer.from("new\n")], {}, () => runs++),
+                    /EIO/,
+                );
+                assert.equal(runs, 1, "the caller's work ran beside the flush");
+            } finally {
+                (fs as { fsync: unknown }).fsync = fsync;
+            }
+            assert.equal(await readFile(target, "utf8"), "old\n");
+            assert.deepEqual(await readdir(temp.dir), ["hosts"]);
+        });
     });
 
     it("sweeps temporaries left by dead writers and keeps those of live ones", async () => {
