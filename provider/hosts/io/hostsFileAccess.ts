@@ -14,7 +14,7 @@ import type { FileContent } from "../../shared/files/descriptors";
 import { codeOf } from "../../shared/files/errno";
 import { acquireFileLock, type HeldLock, type LockOptions } from "../../shared/files/fileLock";
 import { hasSidecar, recoverWithSidecar } from "../../shared/files/inPlaceSidecar";
-import { readWholeSync } from "../../shared/files/readWhole";
+import { readWholeAhead, readWholeSync } from "../../shared/files/readWhole";
 import { realPathSync } from "../../shared/files/realPath";
 import { signatureOf } from "../../shared/files/signature";
 import { sweepTemporariesSync } from "../../shared/files/temporaryFiles";
@@ -33,6 +33,12 @@ export interface HostsFileAccess {
     signature(real: string): Promise<string>;
     /** The file's bytes and the signature they belong to; refuses anything but a regular file (ENOTREG). */
     read(real: string): Promise<{ bytes: Buffer; signature: string }>;
+    /**
+     * Starts reading the file before the lock is taken, where that pays (this machine: the thread pool
+     * reads while this thread takes the lock). The store uses the bytes only if the file under the lock
+     * still has their signature; undefined when they cannot be vouched for. Absent where it does not pay.
+     */
+    readAhead?(real: string): Promise<{ bytes: Buffer; signature: string } | undefined>;
     /** Takes the cross-process lock every writer of the file respects. */
     lock(real: string, options: LockOptions): Promise<HeldLock>;
     /**
@@ -64,6 +70,7 @@ export const localFiles: HostsFileAccess = {
         }
     },
     read: async (real) => readWholeSync(real),
+    readAhead: (real) => readWholeAhead(real),
     lock: (real, options) => acquireFileLock(real, options),
     write: (real, content, guards, beforeChange) => writeFileAtomic(real, content, guards, beforeChange),
     mayNeedRecovery: async (real) => hasSidecar(real),

@@ -64,6 +64,8 @@ interface FileQueue {
     draining: boolean;
     /** The document as last read or written, valid while the file's signature is unchanged. */
     cache: { doc: HostsDocument; signature: string } | undefined;
+    /** The file as read ahead of the batch's lock (`HostsFileAccess.readAhead`), until the batch loads it. */
+    ahead?: Promise<{ bytes: Buffer; signature: string } | undefined>;
     swept: boolean;
 }
 
@@ -147,12 +149,20 @@ export class HostsFileStore {
             for (const op of reads) settle(op, () => op.run(doc, FIRST_ATTEMPT)());
             return;
         }
-        const lock = await this.lock(queue, real);
+        // Read while the lock is taken: the bytes serve if the file under the lock still has their signature.
+        if (!queue.cache && queue.access.readAhead) {
+            queue.ahead = queue.access.readAhead(real).catch(() => undefined);
+        }
         let answer: () => void;
         try {
-            answer = await this.applyEdits(real, queue, reads, edits, lock);
+            const lock = await this.lock(queue, real);
+            try {
+                answer = await this.applyEdits(real, queue, reads, edits, lock);
+            } finally {
+                await lock.release().catch(() => undefined);
+            }
         } finally {
-            await lock.release().catch(() => undefined);
+            queue.ahead = undefined;
         }
         // Answer only once the lock is gone: a provider stopped right after its last answer leaves none behind.
         answer();
@@ -219,7 +229,10 @@ export class HostsFileStore {
         } catch (error) {
             throw hostsFileError(queue.access, real, "write", error);
         }
-        if (recovered) queue.cache = undefined;
+        if (recovered) {
+            queue.cache = undefined;
+            queue.ahead = undefined;
+        }
         return await this.load(real, queue);
     }
 
@@ -252,10 +265,14 @@ export class HostsFileStore {
             throw hostsFileError(access, real, "read", error);
         }
         if (queue.cache && queue.cache.signature === signature) return queue.cache;
+        const ahead = await queue.ahead;
+        queue.ahead = undefined;
         queue.cache =
             signature === ""
                 ? { doc: HostsDocument.parse(new Uint8Array(), this.newFileEnding), signature }
-                : await readDocument(access, real, this.newFileEnding);
+                : ahead?.signature === signature
+                  ? { doc: parseDocument(access, real, ahead.bytes, this.newFileEnding), signature }
+                  : await readDocument(access, real, this.newFileEnding);
         return queue.cache;
     }
 
@@ -306,9 +323,19 @@ async function readDocument(
     real: string,
     ending: "\n" | "\r\n",
 ): Promise<{ doc: HostsDocument; signature: string }> {
+    let read: { bytes: Buffer; signature: string };
     try {
-        const { bytes, signature } = await access.read(real);
-        return { doc: HostsDocument.parse(bytes, ending), signature };
+        read = await access.read(real);
+    } catch (error) {
+        throw hostsFileError(access, real, "read", error);
+    }
+    return { doc: parseDocument(access, real, read.bytes, ending), signature: read.signature };
+}
+
+/** Parses the file's bytes; a file we cannot rewrite without damage is refused as a read failure. */
+function parseDocument(access: HostsFileAccess, real: string, bytes: Buffer, ending: "\n" | "\r\n"): HostsDocument {
+    try {
+        return HostsDocument.parse(bytes, ending);
     } catch (error) {
         throw hostsFileError(access, real, "read", error);
     }

@@ -1,5 +1,6 @@
-import { closeSync, constants, fstatSync, openSync, readFileSync, type Stats } from "node:fs";
-import { fileSignatureSync } from "./signature";
+import { closeSync, constants, fstatSync, openSync, read, readFileSync, type Stats } from "node:fs";
+import { promisify } from "node:util";
+import { fileSignatureSync, signatureOf } from "./signature";
 
 /** The error for a path that is not a regular file; its code `ENOTREG` gets its own advice. */
 function notRegular(path: string, stats: Stats): NodeJS.ErrnoException {
@@ -42,5 +43,39 @@ export function readWholeSync(path: string): { bytes: Buffer; signature: string 
         } finally {
             closeSync(fd);
         }
+    }
+}
+
+/**
+ * How recently a file may have changed for bytes read ahead to be vouched for by its signature. File
+ * times tick coarsely (a kernel tick, up to 10 ms, behind the clock Node reads): a file changed within the
+ * tick of a read could change again, to the same size, within that tick, and keep its signature. A file
+ * last changed longer ago than this cannot.
+ */
+const SETTLED_MS = 50;
+
+/**
+ * Reads a whole regular file by the thread pool, so that the read overlaps this thread's own work (the
+ * hosts store reads ahead while it takes the lock). Answers undefined for anything but a regular file, a
+ * file that changed while it was read, or one that changed too recently (SETTLED_MS): the caller then
+ * reads it as usual. The signature is the file's before and after the read, so a caller that finds the
+ * file still has it may use the bytes.
+ */
+export async function readWholeAhead(path: string): Promise<{ bytes: Buffer; signature: string } | undefined> {
+    const started = Date.now();
+    const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    try {
+        const stats = fstatSync(fd, { bigint: true });
+        if (!stats.isFile() || Number(stats.mtimeNs / 1_000_000n) > started - SETTLED_MS) return undefined;
+        const before = signatureOf(stats);
+        const bytes = Buffer.allocUnsafe(Number(stats.size));
+        for (let filled = 0; filled < bytes.length; ) {
+            const { bytesRead } = await promisify(read)(fd, bytes, filled, bytes.length - filled, filled);
+            if (bytesRead === 0) return undefined;
+            filled += bytesRead;
+        }
+        return fileSignatureSync(fd) === before ? { bytes, signature: before } : undefined;
+    } finally {
+        closeSync(fd);
     }
 }

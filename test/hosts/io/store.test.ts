@@ -6,11 +6,13 @@
 import { strict as assert } from "node:assert";
 import { execFileSync } from "node:child_process";
 import { appendFileSync } from "node:fs";
-import { lstat, mkdir, readFile, readlink, symlink, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readFile, readlink, symlink, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { HostsFileError } from "../../../provider/hosts/errors/hostsFileError";
+import { type HostsFileAccess, localFiles } from "../../../provider/hosts/io/hostsFileAccess";
 import { HostsFileStore, type WriteEvent } from "../../../provider/hosts/io/hostsFileStore";
 import { createEntry, deleteEntry, readEntry } from "../../../provider/hosts/logic/entries";
+import { acquireFileLock } from "../../../provider/shared/files/fileLock";
 import { makeTempDir, type TempDir } from "../../support/projects";
 import { isRoot, skipBecause } from "../../support/system";
 
@@ -130,6 +132,75 @@ describe("hosts file store", () => {
         assert.equal((text.match(/foreign-\d+\.test/g) ?? []).length, foreignWrites, "every foreign line kept");
         assert.doesNotMatch(text, /host-4\.test/);
         assert.equal(writes.length, 0);
+    });
+
+    describe("reading ahead of the lock", () => {
+        /** This machine's files, counting reads, with each read ahead reported to `onReadAhead` once it is done. */
+        function counted(onReadAhead: () => void = () => undefined) {
+            const calls = { read: 0, readAhead: 0 };
+            const access: HostsFileAccess = {
+                ...localFiles,
+                read: (real) => {
+                    calls.read++;
+                    return localFiles.read(real);
+                },
+                readAhead: async (real) => {
+                    calls.readAhead++;
+                    const read = await localFiles.readAhead?.(real);
+                    onReadAhead();
+                    return read;
+                },
+            };
+            return { location: { file, access }, calls };
+        }
+
+        /** Dates the file a minute back: changed long before this batch, as a hosts file usually is. */
+        const settle = () => utimes(file, Date.now() / 1000 - 60, Date.now() / 1000 - 60);
+
+        it("uses the bytes read while it took the lock, reading nothing under it", async () => {
+            await settle();
+            const { location, calls } = counted();
+            await store.edit(location, (doc) => {
+                createEntry(doc, entry(1), { adopt: false, file });
+                return () => undefined;
+            });
+            assert.deepEqual(calls, { read: 0, readAhead: 1 });
+            assert.equal(await readFile(file, "utf8"), `${BASE}10.1.0.1\thost-1.test\n`);
+        });
+
+        it("does not vouch for a file changed moments ago, which could change again within its timestamp's tick", async () => {
+            const { location, calls } = counted();
+            await store.edit(location, (doc) => {
+                createEntry(doc, entry(1), { adopt: false, file });
+                return () => undefined;
+            });
+            assert.deepEqual(calls, { read: 1, readAhead: 1 });
+            assert.equal(await readFile(file, "utf8"), `${BASE}10.1.0.1\thost-1.test\n`);
+        });
+
+        it("reads again, keeping the change, when the file changed while the batch waited for the lock", async () => {
+            await settle();
+            const holder = await acquireFileLock(file, { timeoutMs: 5000, staleMs: 60_000 });
+            let readAhead!: () => void;
+            const read = new Promise<void>((resolve) => {
+                readAhead = resolve;
+            });
+            const { location, calls } = counted(() => readAhead());
+            const edit = store.edit(location, (doc) => {
+                createEntry(doc, entry(1), { adopt: false, file });
+                return () => undefined;
+            });
+            await read;
+            // The lock's holder writes, keeping the size, so only the signature's time tells the change.
+            await writeFile(file, BASE.replace("elsewhere", "ELSEWHERE"));
+            await holder.release();
+            await edit;
+            assert.deepEqual(calls, { read: 1, readAhead: 1 });
+            assert.equal(
+                await readFile(file, "utf8"),
+                `${BASE.replace("elsewhere", "ELSEWHERE")}10.1.0.1\thost-1.test\n`,
+            );
+        });
     });
 
     it("follows a symlinked hosts file: the target changes, the link stays", async () => {
