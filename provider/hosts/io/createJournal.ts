@@ -61,7 +61,10 @@ export class CreateJournal {
         lines.set(id, { line, stack });
     }
 
-    /** Records the staged lines of `real`, flushed; call under the lock, before the write that carries them replaces the file. */
+    /**
+     * Records the staged lines of `real`, flushed; call under the lock, before the write that carries them
+     * changes the file.
+     */
     flush(real: string): void {
         const lines = this.staged.get(real);
         if (!lines || lines.size === 0) return;

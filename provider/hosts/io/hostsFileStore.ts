@@ -42,7 +42,10 @@ export interface WriteEvent {
 
 /** What must be on disk before a write carries a batch's edits (the create journal), and be dropped when it fails. */
 export interface WriteJournal {
-    /** Makes durable what the batch's edits staged for `file` (a real path); called under the lock, before the write changes the file. */
+    /**
+     * Makes durable what the batch's edits staged for `file` (a real path); called under the lock, before
+     * the write changes the file.
+     */
     flush(file: string): void;
     /** Drops what the batch's edits staged for `file`: the write failed. */
     discard(file: string): void;
