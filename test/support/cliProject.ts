@@ -163,6 +163,11 @@ function eventsOf(log: string): Pick<CliRun, "steps" | "errors" | "diagnostics">
 export interface StackOptions {
     readonly config?: Record<string, string>;
     readonly secrets?: Record<string, string>;
+    /**
+     * Runs the CLI's Node.js processes exactly as a user's, without deferring the SDK's closure modules
+     * (deferredSdkModules.js): for the suites that test the package as a user installs it.
+     */
+    readonly asInstalled?: boolean;
 }
 
 const commands = new Map<string, Promise<PulumiCommand>>();
@@ -255,6 +260,7 @@ export class CliProject {
             // Go's collector runs at 5x the live heap instead of 2x: a CLI run is short and small, and its
             // collections were about 5% of each engine operation's CPU time here, none of it under test.
             GOGC: "400",
+            ...(options.asInstalled ? {} : { NODE_OPTIONS: deferringSdkModules() }),
         };
         const workspace = {
             envVars: env,
@@ -558,4 +564,10 @@ export class CliProject {
         else await rm(join(this.dir, `Pulumi.${this.stack.name}.yaml`), { force: true });
         await this.temp.cleanup();
     }
+}
+
+/** NODE_OPTIONS that load deferredSdkModules.js into every Node.js process the CLI starts, after the caller's own. */
+function deferringSdkModules(): string {
+    const hook = `--require ${JSON.stringify(join(__dirname, "deferredSdkModules.js"))}`;
+    return [process.env.NODE_OPTIONS, hook].filter(Boolean).join(" ");
 }

@@ -124,7 +124,7 @@ export class CompatStack {
         const api = await startTaskApiServer({ token: TOKEN, taskCompleteAfterPolls: 3 });
         const widgets = await startGenericServer({ token: WIDGETS_TOKEN, retryAfter: "none" });
         await writeFile(join(temp.dir, "hosts"), BASE);
-        const project = await CliProject.open(cli, installed.dir);
+        const project = await CliProject.open(cli, installed.dir, { asInstalled: true });
         // One `pulumi config set-all` (CliProject.open's options would run the CLI once per key).
         const plain = (value: string) => ({ value });
         const secret = (value: string) => ({ value, secret: true });
