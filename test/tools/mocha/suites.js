@@ -10,44 +10,43 @@ const ROOT = join(__dirname, "..", "..", "..");
 
 /**
  * The suites that take longest, longest first, except that a suite that mostly waits (interruptedUp:
- * five times its CPU time) starts first, so its waits overlap the others' work. Every other suite
- * follows in path order. Figures: a fresh-clone CI run of 2026-11-29 (stop 36).
+ * seven times its CPU time) starts first, so its waits overlap the others' work. Every other suite
+ * follows in path order. Figures: a whole `npm test` of 2026-11-29 (stop 39).
  */
 const LONGEST_FIRST = [
-    "test/realCli/interruptedUp.test.ts", // 104 s, 20 CPU-s
-    "test/realCli/datastoreFlows.test.ts", // 152 s, 74 CPU-s
-    "test/realCli/hostsRows.test.ts", // 148 s, 70 CPU-s
-    "test/compat/pulumiSdk.test.ts", // 143 s, 69 CPU-s
-    "test/realCli/engineContract.test.ts", // 128 s, 55 CPU-s
-    "test/realCli/importHelper.test.ts", // 127 s, 67 CPU-s
-    "test/realCli/examples.test.ts", // 114 s, 57 CPU-s
-    "test/chaos/chaosTaskApi.test.ts", // 102 s, 67 CPU-s
-    "test/chaos/dialects/chaosDialects.test.ts", // 94 s, 38 CPU-s
-    "test/realCli/upgrade.test.ts", // 89 s, 53 CPU-s
-    "test/compat/node.test.ts", // 79 s, 37 CPU-s
-    "test/realCli/resourceLifecycle.test.ts", // 77 s, 45 CPU-s
-    "test/realCli/remoteFleet.test.ts", // 76 s, 28 CPU-s
-    "test/realCli/importHelperRaces.test.ts", // 75 s, 46 CPU-s
-    "test/realCli/remoteFaults.test.ts", // 75 s, 43 CPU-s
-    "test/compat/packageManagers.test.ts", // 75 s, 36 CPU-s
-    "test/realCli/asyncResourceDialects.test.ts", // 75 s, 31 CPU-s
-    "test/hosts/io/inPlaceSoak.test.ts", // 73 s, 31 CPU-s
-    "test/realCli/errorGuidance.test.ts", // 59 s, 36 CPU-s
-    "test/hosts/faults/multiWriter.test.ts", // 57 s, 25 CPU-s
-    "test/realCli/relativePaths.test.ts", // 49 s, 22 CPU-s
-    "test/realCli/languageHost.test.ts", // 40 s, 23 CPU-s
-    "test/packaging.test.ts", // 40 s, 17 CPU-s
-    "test/realCli/remoteImport.test.ts", // 30 s, 15 CPU-s
-    "test/realCli/remoteUnknownHost.test.ts", // 29 s, 14 CPU-s
-    "test/conformance/datastoreFlows.test.ts", // 25 s, 13 CPU-s
-    "test/tasks/datastoreProvider.test.ts", // 25 s, 9 CPU-s
-    "test/realCli/import.test.ts", // 24 s, 14 CPU-s
+    "test/realCli/interruptedUp.test.ts", // 94 s, 14 CPU-s
+    "test/chaos/chaosTaskApi.test.ts", // 124 s, 76 CPU-s
+    "test/realCli/importHelper.test.ts", // 116 s, 59 CPU-s
+    "test/chaos/dialects/chaosDialects.test.ts", // 115 s, 45 CPU-s
+    "test/compat/pulumiSdk.test.ts", // 106 s, 64 CPU-s
+    "test/realCli/examples.test.ts", // 98 s, 48 CPU-s
+    "test/hosts/io/inPlaceSoak.test.ts", // 85 s, 33 CPU-s
+    "test/realCli/datastoreFlows.test.ts", // 83 s, 49 CPU-s
+    "test/realCli/engineContract.test.ts", // 82 s, 37 CPU-s
+    "test/compat/node.test.ts", // 81 s, 35 CPU-s
+    "test/realCli/importHelperRaces.test.ts", // 80 s, 38 CPU-s
+    "test/realCli/upgrade.test.ts", // 78 s, 48 CPU-s
+    "test/realCli/remoteFaults.test.ts", // 73 s, 31 CPU-s
+    "test/realCli/hostsRows.test.ts", // 71 s, 43 CPU-s
+    "test/realCli/resourceLifecycle.test.ts", // 71 s, 31 CPU-s
+    "test/realCli/remoteFleet.test.ts", // 68 s, 25 CPU-s
+    "test/compat/packageManagers.test.ts", // 62 s, 31 CPU-s
+    "test/hosts/faults/multiWriter.test.ts", // 56 s, 29 CPU-s
+    "test/realCli/asyncResourceDialects.test.ts", // 47 s, 23 CPU-s
+    "test/realCli/languageHost.test.ts", // 41 s, 23 CPU-s
+    "test/packaging.test.ts", // 39 s, 18 CPU-s
+    "test/realCli/errorGuidance.test.ts", // 39 s, 25 CPU-s
+    "test/realCli/relativePaths.test.ts", // 37 s, 16 CPU-s
+    "test/tasks/datastoreProvider.test.ts", // 28 s, 10 CPU-s
+    "test/realCli/remoteImport.test.ts", // 27 s, 14 CPU-s
+    "test/conformance/datastoreFlows.test.ts", // 26 s, 13 CPU-s
     "test/conformance/asyncResourceFlows.test.ts", // 22 s, 10 CPU-s
-    "test/hosts/logic/importer.test.ts", // 19 s, 11 CPU-s
+    "test/realCli/import.test.ts", // 20 s, 11 CPU-s
+    "test/realCli/remoteUnknownHost.test.ts", // 20 s, 9 CPU-s
+    "test/hosts/logic/importer.test.ts", // 18 s, 11 CPU-s
     "test/hosts/remote/remoteStore.test.ts", // 16 s, 2 CPU-s
-    "test/conformance/hostsLifecycle.test.ts", // 16 s, 7 CPU-s
-    "test/examples.test.ts", // 16 s, 6 CPU-s
-    "test/hosts/io/crash.test.ts", // 12 s, 7 CPU-s
+    "test/cli.test.ts", // 12 s, 6 CPU-s
+    "test/conformance/hostsLifecycle.test.ts", // 12 s, 7 CPU-s
 ];
 
 /** Suites that run the real `pulumi` CLI (and the compatibility installs, which run it too). */
