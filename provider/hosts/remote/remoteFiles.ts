@@ -99,7 +99,7 @@ export class RemoteFiles implements HostsFileAccess {
         guards: WriteGuards,
         beforeChange: BeforeChange,
     ): Promise<WriteOutcome> {
-        // First, as a remote write has no flush of its own to run it beside.
+        // Before anything is sent: this write does not overlap the caller's work with its own round trips.
         beforeChange();
         const data = joinContent(content);
         const sftp = await this.files();
