@@ -57,15 +57,22 @@ async function project(root: string, name: string, program: string, tarball: str
     return dir;
 }
 
-/** Refreshes per program; the table shows their median. */
-export const REFRESHES = 5;
+/** Refreshes per program, alternated with the other's; the table shows their median. */
+export const REFRESHES = 9;
 
 function median(values: readonly number[]): number {
     const sorted = [...values].sort((a, b) => a - b);
     return sorted[Math.floor(sorted.length / 2)] as number;
 }
 
-async function measure(dir: string, env: Record<string, string>, backend: string): Promise<CliBenchRun> {
+/** One program's stack, and the CLI run on it. */
+interface BenchStack {
+    readonly dir: string;
+    readonly backend: string;
+    pulumi(args: string[]): Promise<unknown>;
+}
+
+function benchStack(dir: string, env: Record<string, string>, backend: string): BenchStack {
     const pulumi = (args: string[]) =>
         run("pulumi", args, { cwd: dir, env: { ...process.env, ...env }, maxBuffer: 64 << 20 }).catch(
             (error: { stdout?: string; stderr?: string; message?: string }) => {
@@ -73,24 +80,41 @@ async function measure(dir: string, env: Record<string, string>, backend: string
                 throw new Error(`pulumi ${args.join(" ")} failed in ${dir}:\n${output}`);
             },
         );
-    await pulumi(["stack", "init", "bench"]);
-    const timed = async (args: string[]) => {
-        const started = performance.now();
-        await pulumi(args);
-        return (performance.now() - started) / 1000;
-    };
-    const upSeconds = await timed(["up", "--yes", "--skip-preview", "--non-interactive"]);
-    // A refresh takes about 2 s, where one run's noise is 10%: the median of several.
-    const refreshes: number[] = [];
-    for (let i = 0; i < REFRESHES; i++) {
-        refreshes.push(await timed(["refresh", "--yes", "--skip-preview", "--non-interactive"]));
+    return { dir, backend, pulumi };
+}
+
+async function timed(stack: BenchStack, args: string[]): Promise<number> {
+    const started = performance.now();
+    await stack.pulumi(args);
+    return (performance.now() - started) / 1000;
+}
+
+/**
+ * Each program's `up`, then their refreshes alternated (a refresh takes about 2 s, where one run's noise
+ * is 10% and the machine drifts over minutes: the median of several, each beside the other's), then each
+ * checkpoint's size and a destroy.
+ */
+async function measure(stacks: readonly BenchStack[]): Promise<CliBenchRun[]> {
+    const ups: number[] = [];
+    for (const stack of stacks) {
+        await stack.pulumi(["stack", "init", "bench"]);
+        ups.push(await timed(stack, ["up", "--yes", "--skip-preview", "--non-interactive"]));
     }
-    const refreshSeconds = median(refreshes);
-    const stacks = join(backend, ".pulumi", "stacks");
-    const [projectDir] = await readdir(stacks);
-    const stateBytes = (await stat(join(stacks, projectDir as string, "bench.json"))).size;
-    await pulumi(["destroy", "--yes", "--skip-preview", "--non-interactive"]);
-    return { upSeconds, refreshSeconds, stateBytes };
+    const refreshes: number[][] = stacks.map(() => []);
+    for (let i = 0; i < REFRESHES; i++) {
+        for (const [at, stack] of stacks.entries()) {
+            refreshes[at]?.push(await timed(stack, ["refresh", "--yes", "--skip-preview", "--non-interactive"]));
+        }
+    }
+    const runs: CliBenchRun[] = [];
+    for (const [at, stack] of stacks.entries()) {
+        const states = join(stack.backend, ".pulumi", "stacks");
+        const [projectDir] = await readdir(states);
+        const stateBytes = (await stat(join(states, projectDir as string, "bench.json"))).size;
+        await stack.pulumi(["destroy", "--yes", "--skip-preview", "--non-interactive"]);
+        runs.push({ upSeconds: ups[at] as number, refreshSeconds: median(refreshes[at] ?? []), stateBytes });
+    }
+    return runs;
 }
 
 /** Runs both programs with N resources; throws when the CLI is not there (`npm run cli` builds it). */
@@ -101,7 +125,7 @@ export async function benchCli(n: number): Promise<{ hostEntry: CliBenchRun; noo
     try {
         const packed = await run("npm", ["pack", "--pack-destination", temp.dir, "--json"], { cwd: REPO_ROOT });
         const tarball = join(temp.dir, (JSON.parse(packed.stdout) as { filename: string }[])[0]?.filename ?? "");
-        const results: CliBenchRun[] = [];
+        const stacks: BenchStack[] = [];
         for (const [name, program] of [
             ["hosts", HOSTS_PROGRAM(n)],
             ["noop", NOOP_PROGRAM(n)],
@@ -109,8 +133,9 @@ export async function benchCli(n: number): Promise<{ hostEntry: CliBenchRun; noo
             const backend = join(temp.dir, `backend-${name}`);
             await mkdir(backend);
             const dir = await project(temp.dir, name, program, tarball);
-            results.push(await measure(dir, cliEnv(cli, { backend }), backend));
+            stacks.push(benchStack(dir, cliEnv(cli, { backend }), backend));
         }
+        const results = await measure(stacks);
         const version = (await run(cli.pulumi, ["version"])).stdout.trim();
         return { hostEntry: results[0] as CliBenchRun, noop: results[1] as CliBenchRun, cli: version };
     } finally {

@@ -226,7 +226,7 @@ async function cli(): Promise<void> {
             ratio(hostEntry.upSeconds, noop.upSeconds),
         ],
         [
-            `pulumi refresh (median of ${REFRESHES})`,
+            `pulumi refresh (median of ${REFRESHES}, alternated)`,
             `${hostEntry.refreshSeconds.toFixed(1)} s`,
             `${noop.refreshSeconds.toFixed(1)} s`,
             ratio(hostEntry.refreshSeconds, noop.refreshSeconds),
