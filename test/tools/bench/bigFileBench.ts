@@ -13,6 +13,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { makeProject, REPO_ROOT } from "../../support/projects";
+import { median } from "./median";
 
 /** Lines in the file, and entries managed in it. */
 export const BIG_FILE_LINES = 150_000;
@@ -152,15 +153,14 @@ const IDLE = `
 
 /** Each figure's median over the runs. */
 function medianRun(runs: readonly BigFileRun[]): BigFileRun {
-    const median = (pick: (run: BigFileRun) => number) =>
-        runs.map(pick).sort((a, b) => a - b)[Math.floor(runs.length / 2)] as number;
+    const of = (pick: (run: BigFileRun) => number) => median(runs.map(pick));
     return {
-        create: median((run) => run.create),
-        read: median((run) => run.read),
-        update: median((run) => run.update),
-        delete: median((run) => run.delete),
-        firstMs: median((run) => run.firstMs),
-        peakMb: median((run) => run.peakMb),
+        create: of((run) => run.create),
+        read: of((run) => run.read),
+        update: of((run) => run.update),
+        delete: of((run) => run.delete),
+        firstMs: of((run) => run.firstMs),
+        peakMb: of((run) => run.peakMb),
     };
 }
 

@@ -11,6 +11,7 @@ import { performance } from "node:perf_hooks";
 import { promisify } from "node:util";
 import { makeTempDir, REPO_ROOT } from "../../support/projects";
 import { cliEnv, pulumiCli } from "../../support/pulumiCli";
+import { median } from "./median";
 
 const run = promisify(execFile);
 
@@ -59,11 +60,6 @@ async function project(root: string, name: string, program: string, tarball: str
 
 /** Refreshes per program, alternated with the other's; the table shows their median. */
 export const REFRESHES = 9;
-
-function median(values: readonly number[]): number {
-    const sorted = [...values].sort((a, b) => a - b);
-    return sorted[Math.floor(sorted.length / 2)] as number;
-}
 
 /** One program's stack, and the CLI run on it. */
 interface BenchStack {
