@@ -19,6 +19,14 @@ import { realPathSync } from "../../shared/files/realPath";
 import { signatureOf } from "../../shared/files/signature";
 import { sweepTemporariesSync } from "../../shared/files/temporaryFiles";
 
+/** A file's bytes, the signature they belong to, and whether that signature vouches for them. */
+export interface FileRead {
+    readonly bytes: Buffer;
+    readonly signature: string;
+    /** While the file keeps this signature, it holds these very bytes (this machine's reads can tell). */
+    readonly settled?: boolean;
+}
+
 /** The operations on the hosts files of one machine. Every path they take is a real path (`realPath`'s answer). */
 export interface HostsFileAccess {
     /** The machine, `user@host:port`; undefined for this one. */
@@ -32,13 +40,13 @@ export interface HostsFileAccess {
     /** A cheap identity of the file's content ("" when it does not exist); equal means unchanged. */
     signature(real: string): Promise<string>;
     /** The file's bytes and the signature they belong to; refuses anything but a regular file (ENOTREG). */
-    read(real: string): Promise<{ bytes: Buffer; signature: string }>;
+    read(real: string): Promise<FileRead>;
     /**
      * Starts reading the file before the lock is taken, where that pays (this machine: the thread pool
      * reads while this thread takes the lock). The store uses the bytes only if the file under the lock
      * still has their signature; undefined when they cannot be vouched for. Absent where it does not pay.
      */
-    readAhead?(real: string): Promise<{ bytes: Buffer; signature: string } | undefined>;
+    readAhead?(real: string): Promise<FileRead | undefined>;
     /** Takes the cross-process lock every writer of the file respects. */
     lock(real: string, options: LockOptions): Promise<HeldLock>;
     /**
@@ -79,6 +87,25 @@ export const localFiles: HostsFileAccess = {
         sweepTemporariesSync(real);
     },
 };
+
+/** A hosts file and the machine it is on; a bare path is a file of this machine. */
+export type HostsFileLocation = string | { readonly file: string; readonly access: HostsFileAccess };
+
+/** The file of a location, and the access to its machine. */
+export function located(location: HostsFileLocation): { file: string; access: HostsFileAccess } {
+    return typeof location === "string" ? { file: location, access: localFiles } : location;
+}
+
+/** The name a location's operations are queued under: those on one file of one machine share it. */
+export function locationKey(location: HostsFileLocation): string {
+    const { file, access } = located(location);
+    return access.keyOf(file);
+}
+
+/** The file as its queue and the create journal know it: the real path, or the machine and the path. */
+export function journalKey(queue: { readonly access: HostsFileAccess }, real: string): string {
+    return queue.access.machine === undefined ? real : `ssh://${queue.access.machine}${real}`;
+}
 
 function recoverInPlace(real: string): boolean {
     let fd: number;

@@ -26,10 +26,14 @@ import {
     type Pending,
     settle,
 } from "./batchOperations";
-import { type HostsFileAccess, localFiles } from "./hostsFileAccess";
-
-/** A hosts file and the machine it is on; a bare path is a file of this machine. */
-export type HostsFileLocation = string | { readonly file: string; readonly access: HostsFileAccess };
+import {
+    type FileRead,
+    type HostsFileAccess,
+    type HostsFileLocation,
+    journalKey,
+    located,
+    locationKey,
+} from "./hostsFileAccess";
 
 /** Reported after each write: the benchmark and `PULUMI_LIFECYCLE_TRACE` count these. */
 export interface WriteEvent {
@@ -65,11 +69,21 @@ interface FileQueue {
     readonly access: HostsFileAccess;
     pending: Pending[];
     draining: boolean;
+    /** A batch takes or holds the lock: its edits (or a recovery) may change the cached document and the file. */
+    locked: boolean;
     /** The document as last read or written, valid while the file's signature is unchanged. */
-    cache: { doc: HostsDocument; signature: string } | undefined;
+    cache: Loaded | undefined;
     /** The file as read ahead of the batch's lock (`HostsFileAccess.readAhead`), until the batch loads it. */
-    ahead?: Promise<{ bytes: Buffer; signature: string } | undefined>;
+    ahead?: Promise<FileRead | undefined>;
     swept: boolean;
+}
+
+/** A document and the signature of the file it was read from or written to. */
+interface Loaded {
+    readonly doc: HostsDocument;
+    readonly signature: string;
+    /** Whether the signature vouches for the bytes: while the file keeps it, it holds the document's bytes. */
+    readonly settled: boolean;
 }
 
 /**
@@ -88,7 +102,11 @@ export class HostsFileStore {
     constructor(private readonly options: HostsFileStoreOptions) {}
 
     /** Reads the current document of `file` (relative paths resolve against the working directory). */
-    read<T>(file: HostsFileLocation, view: (doc: HostsDocument) => T): Promise<T> {
+    async read<T>(file: HostsFileLocation, view: (doc: HostsDocument) => T): Promise<T> {
+        // The file still holds the settled bytes of the cached document: this read is a batch of its own,
+        // answered now rather than a turn later (a refresh's reads arrive one by one).
+        const current = await this.currentCache(this.queueOf(file)).catch(() => undefined);
+        if (current) return view(current.doc);
         return this.enqueue(file, "read", (doc) => {
             const value = view(doc);
             return () => value;
@@ -110,16 +128,36 @@ export class HostsFileStore {
         }
     }
 
-    private enqueue<T>(location: HostsFileLocation, kind: Pending["kind"], run: EditThenAnswer<T>): Promise<T> {
-        // Keyed synchronously by the absolute path (and machine), so operations issued in one turn share a
-        // batch; the real path (symlinks followed) is resolved by the batch itself.
+    /**
+     * The cached document, when no batch holds the lock and the file has kept its settled signature: it
+     * holds the very bytes read, so no in-place write has touched it since (its sidecar need not be
+     * sought). Edits queued but not begun come after this read.
+     */
+    private async currentCache(queue: FileQueue): Promise<Loaded | undefined> {
+        const idle = () => !queue.locked && queue.cache?.settled === true;
+        if (!idle()) return undefined;
+        // By the path as given: a symlink turned to another file gives that file's signature.
+        const signature = await this.signature(queue, queue.file);
+        return idle() && queue.cache?.signature === signature ? queue.cache : undefined;
+    }
+
+    /**
+     * The queue of a location, keyed synchronously by the absolute path (and machine), so operations
+     * issued in one turn share a batch; the real path (symlinks followed) is resolved by the batch itself.
+     */
+    private queueOf(location: HostsFileLocation): FileQueue {
         const { file, access } = located(location);
         const key = locationKey(location);
         let queue = this.queues.get(key);
         if (!queue) {
-            queue = { file, access, pending: [], draining: false, cache: undefined, swept: false };
+            queue = { file, access, pending: [], draining: false, locked: false, cache: undefined, swept: false };
             this.queues.set(key, queue);
         }
+        return queue;
+    }
+
+    private enqueue<T>(location: HostsFileLocation, kind: Pending["kind"], run: EditThenAnswer<T>): Promise<T> {
+        const queue = this.queueOf(location);
         const result = new Promise<T>((resolve, reject) => {
             queue.pending.push({ kind, run, resolve: resolve as (value: unknown) => void, reject });
         });
@@ -157,6 +195,7 @@ export class HostsFileStore {
             queue.ahead = queue.access.readAhead(real).catch(() => undefined);
         }
         let answer: () => void;
+        queue.locked = true;
         try {
             const lock = await this.lock(queue, real);
             try {
@@ -166,6 +205,7 @@ export class HostsFileStore {
             }
         } finally {
             queue.ahead = undefined;
+            queue.locked = false;
         }
         // Answer only once the lock is gone: a provider stopped right after its last answer leaves none behind.
         answer();
@@ -180,9 +220,7 @@ export class HostsFileStore {
         lock: HeldLock,
     ): Promise<() => void> {
         if (!queue.swept) {
-            await queue.access.sweep(real).catch((error: unknown) => {
-                throw hostsFileError(queue.access, real, "write", error);
-            });
+            await explained(queue.access, real, "write", () => queue.access.sweep(real));
             queue.swept = true;
         }
         // An in-place write that a crash cut short left its journal in the file: finish or undo it before
@@ -225,14 +263,8 @@ export class HostsFileStore {
     }
 
     /** Finishes an in-place write a crash cut short, then reads the file; under the lock. */
-    private async recoverAndLoad(real: string, queue: FileQueue): Promise<{ doc: HostsDocument; signature: string }> {
-        let recovered: boolean;
-        try {
-            recovered = await queue.access.recover(real);
-        } catch (error) {
-            throw hostsFileError(queue.access, real, "write", error);
-        }
-        if (recovered) {
+    private async recoverAndLoad(real: string, queue: FileQueue): Promise<Loaded> {
+        if (await explained(queue.access, real, "write", () => queue.access.recover(real))) {
             queue.cache = undefined;
             queue.ahead = undefined;
         }
@@ -243,39 +275,32 @@ export class HostsFileStore {
         return this.options.newFileEnding ?? "\n";
     }
 
-    private async lock(queue: FileQueue, real: string): Promise<HeldLock> {
-        try {
-            return await queue.access.lock(real, this.options.lock);
-        } catch (error) {
-            throw hostsFileError(queue.access, real, "lock", error);
-        }
+    private lock(queue: FileQueue, real: string): Promise<HeldLock> {
+        return explained(queue.access, real, "lock", () => queue.access.lock(real, this.options.lock));
     }
 
-    private async mayNeedRecovery(queue: FileQueue, real: string): Promise<boolean> {
-        try {
-            return await queue.access.mayNeedRecovery(real);
-        } catch (error) {
-            throw hostsFileError(queue.access, real, "read", error);
-        }
+    private mayNeedRecovery(queue: FileQueue, real: string): Promise<boolean> {
+        return explained(queue.access, real, "read", () => queue.access.mayNeedRecovery(real));
     }
 
-    private async load(real: string, queue: FileQueue): Promise<{ doc: HostsDocument; signature: string }> {
+    private signature(queue: FileQueue, real: string): Promise<string> {
+        return explained(queue.access, real, "read", () => queue.access.signature(real));
+    }
+
+    private async load(real: string, queue: FileQueue): Promise<Loaded> {
         const { access } = queue;
-        let signature: string;
-        try {
-            signature = await access.signature(real);
-        } catch (error) {
-            throw hostsFileError(access, real, "read", error);
-        }
+        const signature = await this.signature(queue, real);
         if (queue.cache && queue.cache.signature === signature) return queue.cache;
         const ahead = await queue.ahead;
         queue.ahead = undefined;
-        queue.cache =
-            signature === ""
-                ? { doc: HostsDocument.parse(new Uint8Array(), this.newFileEnding), signature }
-                : ahead?.signature === signature
-                  ? { doc: parseDocument(access, real, ahead.bytes, this.newFileEnding), signature }
-                  : await readDocument(access, real, this.newFileEnding);
+        if (signature === "") {
+            queue.cache = { doc: HostsDocument.parse(new Uint8Array(), this.newFileEnding), signature, settled: true };
+            return queue.cache;
+        }
+        const read =
+            ahead?.signature === signature ? ahead : await explained(access, real, "read", () => access.read(real));
+        const doc = parseDocument(access, real, read.bytes, this.newFileEnding);
+        queue.cache = { doc, signature: read.signature, settled: read.settled ?? false };
         return queue.cache;
     }
 
@@ -305,7 +330,8 @@ export class HostsFileStore {
                 doc.editedLines > REBASE_AFTER_EDITED_LINES
                     ? HostsDocument.parse(joinContent(content), this.newFileEnding, doc.lineCount)
                     : doc;
-            queue.cache = { doc: next, signature: outcome.signature };
+            // Not settled: another write within the file time's tick could keep the signature.
+            queue.cache = { doc: next, signature: outcome.signature, settled: false };
             this.options.onWrite?.({
                 file: queue.access.describe(real),
                 edits,
@@ -320,19 +346,18 @@ export class HostsFileStore {
     }
 }
 
-/** Reads and parses the file; the signature belongs to the bytes read. */
-async function readDocument(
+/** Runs one step of I/O on the file; its failure is explained as a failure to `operation` it (hostsFileError). */
+async function explained<T>(
     access: HostsFileAccess,
     real: string,
-    ending: "\n" | "\r\n",
-): Promise<{ doc: HostsDocument; signature: string }> {
-    let read: { bytes: Buffer; signature: string };
+    operation: HostsFileOperation,
+    step: () => Promise<T>,
+): Promise<T> {
     try {
-        read = await access.read(real);
+        return await step();
     } catch (error) {
-        throw hostsFileError(access, real, "read", error);
+        throw hostsFileError(access, real, operation, error);
     }
-    return { doc: parseDocument(access, real, read.bytes, ending), signature: read.signature };
 }
 
 /** Parses the file's bytes; a file we cannot rewrite without damage is refused as a read failure. */
@@ -344,11 +369,6 @@ function parseDocument(access: HostsFileAccess, real: string, bytes: Buffer, end
     }
 }
 
-/** The file as its queue and the create journal know it: the real path, or the machine and the path. */
-export function journalKey(queue: { readonly access: HostsFileAccess }, real: string): string {
-    return queue.access.machine === undefined ? real : `ssh://${queue.access.machine}${real}`;
-}
-
 /**
  * An I/O failure as a HostsFileError naming the file; failures that are not the file's (a lock held too
  * long, a machine that cannot be reached) pass unchanged, already explained.
@@ -358,16 +378,6 @@ function hostsFileError(access: HostsFileAccess, real: string, operation: HostsF
         return error;
     }
     return new HostsFileError(access.describe(real), operation, error, access.machine);
-}
-
-/** The name a location's operations are queued under: those on one file of one machine share it. */
-export function locationKey(location: HostsFileLocation): string {
-    const { file, access } = located(location);
-    return access.keyOf(file);
-}
-
-function located(location: HostsFileLocation): { file: string; access: HostsFileAccess } {
-    return typeof location === "string" ? { file: location, access: localFiles } : location;
 }
 
 /**

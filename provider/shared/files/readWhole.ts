@@ -1,9 +1,9 @@
-import { closeSync, constants, fstatSync, openSync, read, readFileSync, type Stats } from "node:fs";
+import { type BigIntStats, closeSync, constants, fstatSync, openSync, read, readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { fileSignatureSync, signatureOf } from "./signature";
 
 /** The error for a path that is not a regular file; its code `ENOTREG` gets its own advice. */
-function notRegular(path: string, stats: Stats): NodeJS.ErrnoException {
+function notRegular(path: string, stats: BigIntStats): NodeJS.ErrnoException {
     const kind = stats.isFIFO()
         ? "a FIFO"
         : stats.isCharacterDevice()
@@ -22,37 +22,56 @@ function notRegular(path: string, stats: Stats): NodeJS.ErrnoException {
 const MAX_ATTEMPTS = 5;
 
 /**
- * Reads a whole file and its signature through one descriptor, and reads again when the file changed
- * while it was being read. Atomic renames never need this; an in-place write by another process (the
- * fallback for bind-mounted files) can be seen half-done, and is then read again once it has moved on.
- */
-export function readWholeSync(path: string): { bytes: Buffer; signature: string } {
-    for (let attempt = 1; ; attempt++) {
-        // Non-blocking, so a FIFO cannot hold the open (and the lock) forever; then only a regular file
-        // is read: a device or FIFO would be replaced by a regular file on the first write.
-        const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
-        try {
-            const stats = fstatSync(fd);
-            if (!stats.isFile()) throw notRegular(path, stats);
-            const before = fileSignatureSync(fd);
-            const bytes = readFileSync(fd);
-            const after = fileSignatureSync(fd);
-            // Still moving after the last attempt: answer with the signature from before the read, which no
-            // longer matches the file, so a write computed from these bytes is refused, never a loss.
-            if (before === after || attempt >= MAX_ATTEMPTS) return { bytes, signature: before };
-        } finally {
-            closeSync(fd);
-        }
-    }
-}
-
-/**
- * How recently a file may have changed for bytes read ahead to be vouched for by its signature. File
+ * How recently a file may have changed for bytes read from it to be vouched for by its signature. File
  * times tick coarsely (a kernel tick, up to 10 ms, behind the clock Node reads): a file changed within the
  * tick of a read could change again, to the same size, within that tick, and keep its signature. A file
  * last changed longer ago than this cannot.
  */
 const SETTLED_MS = 50;
+
+/** A whole file as read, with the signature it had. */
+export interface WholeRead {
+    readonly bytes: Buffer;
+    readonly signature: string;
+    /**
+     * Whether the file had last changed long enough before the read (SETTLED_MS) that, for as long as it
+     * keeps this signature, it holds these very bytes.
+     */
+    readonly settled: boolean;
+}
+
+/** Whether a file whose status is `info` had settled when a read of it started at `started` (ms). */
+function settledAt(info: BigIntStats, started: number): boolean {
+    return Number(info.mtimeNs / 1_000_000n) <= started - SETTLED_MS;
+}
+
+/**
+ * Reads a whole file and its signature through one descriptor, and reads again when the file changed
+ * while it was being read. Atomic renames never need this; an in-place write by another process (the
+ * fallback for bind-mounted files) can be seen half-done, and is then read again once it has moved on.
+ */
+export function readWholeSync(path: string): WholeRead {
+    for (let attempt = 1; ; attempt++) {
+        const started = Date.now();
+        // Non-blocking, so a FIFO cannot hold the open (and the lock) forever; then only a regular file
+        // is read: a device or FIFO would be replaced by a regular file on the first write.
+        const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+        try {
+            const info = fstatSync(fd, { bigint: true });
+            if (!info.isFile()) throw notRegular(path, info);
+            const before = signatureOf(info);
+            const bytes = readFileSync(fd);
+            const after = fileSignatureSync(fd);
+            // Still moving after the last attempt: answer with the signature from before the read, which no
+            // longer matches the file, so a write computed from these bytes is refused, never a loss.
+            if (before === after || attempt >= MAX_ATTEMPTS) {
+                return { bytes, signature: before, settled: before === after && settledAt(info, started) };
+            }
+        } finally {
+            closeSync(fd);
+        }
+    }
+}
 
 /**
  * Reads a whole regular file by the thread pool, so that the read overlaps this thread's own work (the
@@ -61,12 +80,12 @@ const SETTLED_MS = 50;
  * reads it as usual. The signature is the file's before and after the read, so a caller that finds the
  * file still has it may use the bytes.
  */
-export async function readWholeAhead(path: string): Promise<{ bytes: Buffer; signature: string } | undefined> {
+export async function readWholeAhead(path: string): Promise<WholeRead | undefined> {
     const started = Date.now();
     const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
     try {
         const stats = fstatSync(fd, { bigint: true });
-        if (!stats.isFile() || Number(stats.mtimeNs / 1_000_000n) > started - SETTLED_MS) return undefined;
+        if (!stats.isFile() || !settledAt(stats, started)) return undefined;
         const before = signatureOf(stats);
         const bytes = Buffer.allocUnsafe(Number(stats.size));
         for (let filled = 0; filled < bytes.length; ) {
@@ -74,7 +93,7 @@ export async function readWholeAhead(path: string): Promise<{ bytes: Buffer; sig
             if (bytesRead === 0) return undefined;
             filled += bytesRead;
         }
-        return fileSignatureSync(fd) === before ? { bytes, signature: before } : undefined;
+        return fileSignatureSync(fd) === before ? { bytes, signature: before, settled: true } : undefined;
     } finally {
         closeSync(fd);
     }

@@ -5,14 +5,17 @@
 
 import { strict as assert } from "node:assert";
 import { execFileSync } from "node:child_process";
-import { appendFileSync } from "node:fs";
+import { appendFileSync, statSync, writeFileSync } from "node:fs";
 import { lstat, mkdir, readFile, readlink, symlink, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { HostsFileError } from "../../../provider/hosts/errors/hostsFileError";
-import { type HostsFileAccess, localFiles } from "../../../provider/hosts/io/hostsFileAccess";
+import { type HostsFileAccess, type HostsFileLocation, localFiles } from "../../../provider/hosts/io/hostsFileAccess";
 import { HostsFileStore, type WriteEvent } from "../../../provider/hosts/io/hostsFileStore";
-import { createEntry, deleteEntry, readEntry } from "../../../provider/hosts/logic/entries";
+import { createEntry, deleteEntry, identityOf, readEntry } from "../../../provider/hosts/logic/entries";
 import { acquireFileLock } from "../../../provider/shared/files/fileLock";
+import { hasSidecar, sidecarPathFor } from "../../../provider/shared/files/inPlaceSidecar";
+import { sidecarBytes } from "../../../provider/shared/files/sidecarRecord";
+import { signatureOf } from "../../../provider/shared/files/signature";
 import { makeTempDir, type TempDir } from "../../support/projects";
 import { isRoot, skipBecause } from "../../support/system";
 
@@ -200,6 +203,124 @@ describe("hosts file store", () => {
                 await readFile(file, "utf8"),
                 `${BASE.replace("elsewhere", "ELSEWHERE")}10.1.0.1\thost-1.test\n`,
             );
+        });
+    });
+
+    describe("reading a file that has settled", () => {
+        /** This machine's files, counting whole reads and searches for an in-place write's sidecar. */
+        function counted() {
+            const calls = { read: 0, mayNeedRecovery: 0 };
+            const access: HostsFileAccess = {
+                ...localFiles,
+                read: (real) => {
+                    calls.read++;
+                    return localFiles.read(real);
+                },
+                mayNeedRecovery: (real) => {
+                    calls.mayNeedRecovery++;
+                    return localFiles.mayNeedRecovery(real);
+                },
+            };
+            return { location: { file, access }, calls };
+        }
+
+        /** Dates the file a minute back: changed long before it is read, as a hosts file usually is. */
+        const settle = () => utimes(file, Date.now() / 1000 - 60, Date.now() / 1000 - 60);
+        const localhost = (location: HostsFileLocation) =>
+            store.read(location, (doc) => readEntry(doc, identityOf({ address: "127.0.0.1", names: ["localhost"] })));
+
+        it("answers from the document it read while the file keeps its signature, reading nothing and seeking no sidecar", async () => {
+            await settle();
+            const { location, calls } = counted();
+            assert.equal((await localhost(location))?.lineNumber, 2);
+            assert.deepEqual(calls, { read: 1, mayNeedRecovery: 1 });
+            const again = await Promise.all([localhost(location), localhost(location)]);
+            assert.deepEqual(
+                again.map((found) => found?.lineNumber),
+                [2, 2],
+            );
+            assert.deepEqual(calls, { read: 1, mayNeedRecovery: 1 });
+        });
+
+        it("reads a file changed since, keeping its size, again", async () => {
+            await settle();
+            const { location, calls } = counted();
+            await localhost(location);
+            await writeFile(file, BASE.replace("127.0.0.1\tlocalhost", "127.0.0.9\tlocalhost"));
+            assert.equal((await localhost(location))?.address, "127.0.0.9");
+            assert.deepEqual(calls, { read: 2, mayNeedRecovery: 2 });
+        });
+
+        it("seeks a sidecar again after a write of its own, whose signature a write in the same tick could keep", async () => {
+            await settle();
+            const { location, calls } = counted();
+            await store.edit(location, (doc) => {
+                createEntry(doc, entry(1), { adopt: false, file });
+                return () => undefined;
+            });
+            await localhost(location);
+            await localhost(location);
+            assert.deepEqual(calls, { read: 0, mayNeedRecovery: 2 });
+        });
+
+        it("never answers from a document whose edits are applied but not yet written", async () => {
+            await settle();
+            let release!: () => void;
+            const gate = new Promise<void>((resolve) => {
+                release = resolve;
+            });
+            let writing!: () => void;
+            const written = new Promise<void>((resolve) => {
+                writing = resolve;
+            });
+            const access: HostsFileAccess = {
+                ...localFiles,
+                write: async (...args) => {
+                    writing();
+                    await gate;
+                    return localFiles.write(...args);
+                },
+            };
+            const location = { file, access };
+            await localhost(location);
+            const edit = store.edit(location, (doc) => {
+                createEntry(doc, entry(1), { adopt: false, file });
+                return () => undefined;
+            });
+            await written;
+            let answered = false;
+            const read = store
+                .read(location, (doc) => readEntry(doc, identityOf(entry(1))))
+                .finally(() => {
+                    answered = true;
+                });
+            try {
+                await new Promise((resolve) => setImmediate(resolve));
+                assert.equal(answered, false, "the read waits for the batch that holds the lock");
+            } finally {
+                release();
+            }
+            await edit;
+            assert.equal((await read)?.address, entry(1).address);
+        });
+
+        it("waits for the recovery of an in-place write that a crash cut short after the document was read", async () => {
+            await settle();
+            const { location } = counted();
+            await localhost(location);
+            // Another process's in-place write of the same length, cut short after its first bytes.
+            const previous = Buffer.from(BASE);
+            const data = Buffer.from(BASE.replace("127.0.0.1\tlocalhost", "127.0.0.7\tlocalhost"));
+            const previousSignature = signatureOf(statSync(file, { bigint: true }));
+            writeFileSync(sidecarPathFor(file), sidecarBytes({ previous, data, previousSignature }));
+            const torn = Buffer.concat([
+                data.subarray(0, BASE.indexOf("127.0.0.") + 9),
+                previous.subarray(BASE.indexOf("127.0.0.") + 9),
+            ]);
+            writeFileSync(file, torn);
+            assert.equal((await localhost(location))?.address, "127.0.0.7");
+            assert.equal(await readFile(file, "utf8"), data.toString());
+            assert.equal(hasSidecar(file), false);
         });
     });
 

@@ -27,8 +27,8 @@ import {
 } from "node:fs";
 import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { HostsFileAccess } from "../../../provider/hosts/io/hostsFileAccess";
-import { type HostsFileLocation, HostsFileStore, type WriteEvent } from "../../../provider/hosts/io/hostsFileStore";
+import type { HostsFileAccess, HostsFileLocation } from "../../../provider/hosts/io/hostsFileAccess";
+import { HostsFileStore, type WriteEvent } from "../../../provider/hosts/io/hostsFileStore";
 import { createEntry, deleteEntry, identityOf } from "../../../provider/hosts/logic/entries";
 import { SshMachines } from "../../../provider/hosts/remote/sshMachines";
 import { acquireFileLock, type LockOptions, lockPathFor } from "../../../provider/shared/files/fileLock";

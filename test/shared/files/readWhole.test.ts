@@ -1,5 +1,6 @@
 // Guards reading a file ahead of the lock (readWholeAhead): the bytes come with the signature that vouches
-// for them only for a regular file last changed long enough ago; anything else is left to the usual read.
+// for them only for a regular file last changed long enough ago; anything else is left to the usual read,
+// which says whether its signature vouches for its bytes (settled).
 
 import { strict as assert } from "node:assert";
 import { execFileSync } from "node:child_process";
@@ -35,6 +36,13 @@ describe("reading a file ahead of the lock", () => {
 
     it("vouches for nothing of a file changed moments ago", async () => {
         assert.equal(await readWholeAhead(file), undefined);
+    });
+
+    it("vouches for the usual read's bytes by their signature only when the file had settled before the read", async () => {
+        assert.equal(readWholeSync(file).settled, false, "changed moments ago");
+        await utimes(file, minuteAgo(), minuteAgo());
+        assert.equal(readWholeSync(file).settled, true, "changed a minute ago");
+        assert.equal((await readWholeAhead(file))?.settled, true);
     });
 
     it("answers at once, with nothing, for a FIFO (an open that could block, a read that could hang)", async () => {
