@@ -19,7 +19,17 @@
 // nothing in it is open.
 
 import { createHash } from "node:crypto";
-import { closeSync, constants, fstatSync, fsyncSync, openSync, readSync, unlinkSync, writeSync } from "node:fs";
+import {
+    closeSync,
+    constants,
+    fstatSync,
+    fsyncSync,
+    lstatSync,
+    openSync,
+    readSync,
+    unlinkSync,
+    writeSync,
+} from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { codeOf } from "../../shared/files/errno";
 import { existingPrivateDirectory, privateDirectory } from "../../shared/files/privateDirectory";
@@ -229,11 +239,16 @@ class JournalReader {
     }
 
     private read(path: string): ReadSoFar | undefined {
-        let fd: number;
+        let fd: number | undefined;
         try {
-            fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+            // Looked for before every settle, where it is usually absent: no error to build then.
+            if (lstatSync(path, { throwIfNoEntry: false })) {
+                fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+            }
         } catch (error) {
             if (codeOf(error) !== "ENOENT") throw error;
+        }
+        if (fd === undefined) {
             this.files.delete(path);
             return undefined;
         }

@@ -168,14 +168,7 @@ function isLeftBehind(path: string): boolean {
 
 /** Whether an in-place write of `target` is under way, or was cut short: a sidecar of it exists. */
 export function hasSidecar(target: string): boolean {
-    return sidecarPaths(target).some((path) => {
-        try {
-            lstatSync(path);
-            return true;
-        } catch {
-            return false;
-        }
-    });
+    return sidecarPaths(target).some((path) => lstatSync(path, { throwIfNoEntry: false }) !== undefined);
 }
 
 /**

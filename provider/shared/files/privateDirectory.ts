@@ -26,14 +26,9 @@ export function privateDirectory(): string {
  */
 export function existingPrivateDirectory(): string | undefined {
     const directory = privateDirectoryPath();
-    let info: Stats;
-    try {
-        info = lstatSync(directory);
-    } catch (error) {
-        if (codeOf(error) === "ENOENT") return undefined;
-        throw error;
-    }
-    return checked(directory, info);
+    // Asked before every read of a journal or sidecar, where it is usually absent: no error to build then.
+    const info = lstatSync(directory, { throwIfNoEntry: false });
+    return info && checked(directory, info);
 }
 
 function privateDirectoryPath(): string {
