@@ -50,6 +50,11 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
     private configuredFile: string | undefined;
     /** The settles asked for in this turn of the event loop, by file (see `settleBatch`). */
     private readonly settling = new Map<string, { readonly ids: Set<string>; readonly done: Promise<void> }>();
+    /**
+     * The entries this process has settled, by file and id: the engine showed it holds them, so what was
+     * recorded for them is settled, and a refresh's diff after its read need not look again.
+     */
+    private readonly settled = new Set<string>();
 
     constructor(
         private readonly store: HostsFileStore,
@@ -85,6 +90,8 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
         const id = formatId(identityOf(inputs), inputs.connection && machineOf(inputs.connection));
         const place = this.locate(inputs);
         const real = await this.journalKeyOf(place);
+        // This create records it anew: the next time the engine shows it holds the entry settles it.
+        this.settled.delete(settledKey(locationKey(place), id));
         const owner = inputs.__owner;
         const rendered = renderLine(inputs);
         const line = await this.store.edit(place, (doc, attempt) => {
@@ -185,6 +192,7 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
         try {
             const place = this.locate({ ...where, file });
             const key = locationKey(place);
+            if (this.settled.has(settledKey(key, id))) return;
             let batch = this.settling.get(key);
             if (!batch) {
                 const ids = new Set<string>();
@@ -193,6 +201,7 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
             }
             batch.ids.add(id);
             await batch.done;
+            this.settled.add(settledKey(key, id));
         } catch {
             // Settling only keeps the journal short; the operation itself goes on.
         }
@@ -267,4 +276,9 @@ function identityFromId(id: string): EntryIdentity & { machine?: string } {
     const identity = parseId(id);
     if (!identity) throw new HostEntryIdError(id);
     return identity;
+}
+
+/** How `settled` names an entry of a file. */
+function settledKey(location: string, id: string): string {
+    return `${location}\n${id}`;
 }

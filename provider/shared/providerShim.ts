@@ -51,8 +51,12 @@ export function providerText(subpath: string): string {
 
 /** A provider that forwards every operation to the package's runtime provider for `kind`. */
 export function providerShim(kind: string): dynamic.ResourceProvider {
-    // Resolved by name in the provider process, from the Pulumi project; the type import is erased.
-    const load = () => (require("pulumi-lifecycle/runtime") as Runtime).providerFor(kind);
+    // Resolved by name in the provider process, from the Pulumi project, once; the type import is erased.
+    let provider: Required<dynamic.ResourceProvider> | undefined;
+    const load = () => {
+        provider ??= (require("pulumi-lifecycle/runtime") as Runtime).providerFor(kind);
+        return provider;
+    };
     return {
         configure: (request) => load().configure(request),
         check: (olds, news) => load().check(olds, news),

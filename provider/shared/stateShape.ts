@@ -57,11 +57,20 @@ export function driftedInputs<T extends object, K extends keyof T>(
     keys: readonly K[],
 ): Pick<T, K> | undefined {
     if (!stored) return undefined;
-    const drifted = keys.some((key) => canonicalJson(asRead[key]) !== canonicalJson(stored[key]));
+    const drifted = keys.some((key) => !sameJson(asRead[key], stored[key]));
     if (!drifted) return undefined;
     const inputs = {} as Pick<T, K>;
     for (const key of keys) if (asRead[key] !== undefined) inputs[key] = asRead[key];
     return inputs;
+}
+
+/** Whether two JSON values are equal; a refresh asks for every field of every resource, mostly scalars. */
+function sameJson(a: unknown, b: unknown): boolean {
+    if (a === b) return true;
+    if (Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((item, at) => item === b[at])) {
+        return true;
+    }
+    return canonicalJson(a) === canonicalJson(b);
 }
 
 /** A read's answer: the resource as read, and its inputs as read when they drifted (the SDK types `inputs` as outputs). */

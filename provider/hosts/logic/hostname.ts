@@ -15,6 +15,8 @@ const INET_ATON_PART = /^(0x[0-9a-f]*|0[0-7]*|[1-9][0-9]*)$/i;
  * would turn the Kelvin sign (U+212A) into "k" and match names that no resolver would match.
  */
 export function foldCase(name: string): string {
+    // Most names have no capital to fold (a native check, where the replace runs a callback per match).
+    if (name.toLowerCase() === name) return name;
     return name.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
 }
 

@@ -160,6 +160,24 @@ describe("the create journal", () => {
         });
     }
 
+    it("settles what a create recorded even for an entry this process settled before the create", async () => {
+        const provider = providerProcess();
+        const web = await inputs(provider, { address: "10.0.0.5", names: ["web.internal"] });
+        const first = await provider.create(web);
+        const outs = first.outs as HostEntryOutputs;
+        await provider.diff(first.id, outs, web);
+        assert.deepEqual(await readdir(temp.dir), ["hosts"], "settled, and the journal gone");
+        // Its line deleted by hand, then the entry created again by the same process (a replacement).
+        await writeFile(file, BASE);
+        const again = await provider.create(web);
+        assert.ok(
+            (await readdir(temp.dir)).includes(".hosts.pulumi-lifecycle.journal"),
+            "the create recorded its line",
+        );
+        await provider.diff(again.id, again.outs as HostEntryOutputs, web);
+        assert.deepEqual(await readdir(temp.dir), ["hosts"], "settled again, and the journal gone");
+    });
+
     it("settles a record when the entry is deleted", async () => {
         const interrupted = providerProcess(gone);
         const created = await interrupted.create(
