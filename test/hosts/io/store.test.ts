@@ -137,29 +137,36 @@ describe("hosts file store", () => {
         assert.equal(writes.length, 0);
     });
 
+    /**
+     * This machine's files, counting whole reads, reads ahead and searches for an in-place write's
+     * sidecar, with each read ahead reported to `onReadAhead` once it is done.
+     */
+    function counted(onReadAhead: () => void = () => undefined) {
+        const calls = { read: 0, readAhead: 0, mayNeedRecovery: 0 };
+        const access: HostsFileAccess = {
+            ...localFiles,
+            read: (real) => {
+                calls.read++;
+                return localFiles.read(real);
+            },
+            readAhead: async (real) => {
+                calls.readAhead++;
+                const read = await localFiles.readAhead?.(real);
+                onReadAhead();
+                return read;
+            },
+            mayNeedRecovery: (real) => {
+                calls.mayNeedRecovery++;
+                return localFiles.mayNeedRecovery(real);
+            },
+        };
+        return { location: { file, access }, calls };
+    }
+
+    /** Dates the file a minute back: changed long before it is read, as a hosts file usually is. */
+    const settle = () => utimes(file, Date.now() / 1000 - 60, Date.now() / 1000 - 60);
+
     describe("reading ahead of the lock", () => {
-        /** This machine's files, counting reads, with each read ahead reported to `onReadAhead` once it is done. */
-        function counted(onReadAhead: () => void = () => undefined) {
-            const calls = { read: 0, readAhead: 0 };
-            const access: HostsFileAccess = {
-                ...localFiles,
-                read: (real) => {
-                    calls.read++;
-                    return localFiles.read(real);
-                },
-                readAhead: async (real) => {
-                    calls.readAhead++;
-                    const read = await localFiles.readAhead?.(real);
-                    onReadAhead();
-                    return read;
-                },
-            };
-            return { location: { file, access }, calls };
-        }
-
-        /** Dates the file a minute back: changed long before this batch, as a hosts file usually is. */
-        const settle = () => utimes(file, Date.now() / 1000 - 60, Date.now() / 1000 - 60);
-
         it("uses the bytes read while it took the lock, reading nothing under it", async () => {
             await settle();
             const { location, calls } = counted();
@@ -167,7 +174,7 @@ describe("hosts file store", () => {
                 createEntry(doc, entry(1), { adopt: false, file });
                 return () => undefined;
             });
-            assert.deepEqual(calls, { read: 0, readAhead: 1 });
+            assert.deepEqual(calls, { read: 0, readAhead: 1, mayNeedRecovery: 0 });
             assert.equal(await readFile(file, "utf8"), `${BASE}10.1.0.1\thost-1.test\n`);
         });
 
@@ -177,7 +184,7 @@ describe("hosts file store", () => {
                 createEntry(doc, entry(1), { adopt: false, file });
                 return () => undefined;
             });
-            assert.deepEqual(calls, { read: 1, readAhead: 1 });
+            assert.deepEqual(calls, { read: 1, readAhead: 1, mayNeedRecovery: 0 });
             assert.equal(await readFile(file, "utf8"), `${BASE}10.1.0.1\thost-1.test\n`);
         });
 
@@ -198,7 +205,7 @@ describe("hosts file store", () => {
             await writeFile(file, BASE.replace("elsewhere", "ELSEWHERE"));
             await holder.release();
             await edit;
-            assert.deepEqual(calls, { read: 1, readAhead: 1 });
+            assert.deepEqual(calls, { read: 1, readAhead: 1, mayNeedRecovery: 0 });
             assert.equal(
                 await readFile(file, "utf8"),
                 `${BASE.replace("elsewhere", "ELSEWHERE")}10.1.0.1\thost-1.test\n`,
@@ -207,25 +214,6 @@ describe("hosts file store", () => {
     });
 
     describe("reading a file that has settled", () => {
-        /** This machine's files, counting whole reads and searches for an in-place write's sidecar. */
-        function counted() {
-            const calls = { read: 0, mayNeedRecovery: 0 };
-            const access: HostsFileAccess = {
-                ...localFiles,
-                read: (real) => {
-                    calls.read++;
-                    return localFiles.read(real);
-                },
-                mayNeedRecovery: (real) => {
-                    calls.mayNeedRecovery++;
-                    return localFiles.mayNeedRecovery(real);
-                },
-            };
-            return { location: { file, access }, calls };
-        }
-
-        /** Dates the file a minute back: changed long before it is read, as a hosts file usually is. */
-        const settle = () => utimes(file, Date.now() / 1000 - 60, Date.now() / 1000 - 60);
         const localhost = (location: HostsFileLocation) =>
             store.read(location, (doc) => readEntry(doc, identityOf({ address: "127.0.0.1", names: ["localhost"] })));
 
@@ -233,13 +221,13 @@ describe("hosts file store", () => {
             await settle();
             const { location, calls } = counted();
             assert.equal((await localhost(location))?.lineNumber, 2);
-            assert.deepEqual(calls, { read: 1, mayNeedRecovery: 1 });
+            assert.deepEqual(calls, { read: 1, readAhead: 0, mayNeedRecovery: 1 });
             const again = await Promise.all([localhost(location), localhost(location)]);
             assert.deepEqual(
                 again.map((found) => found?.lineNumber),
                 [2, 2],
             );
-            assert.deepEqual(calls, { read: 1, mayNeedRecovery: 1 });
+            assert.deepEqual(calls, { read: 1, readAhead: 0, mayNeedRecovery: 1 });
         });
 
         it("reads a file changed since, keeping its size, again", async () => {
@@ -248,7 +236,7 @@ describe("hosts file store", () => {
             await localhost(location);
             await writeFile(file, BASE.replace("127.0.0.1\tlocalhost", "127.0.0.9\tlocalhost"));
             assert.equal((await localhost(location))?.address, "127.0.0.9");
-            assert.deepEqual(calls, { read: 2, mayNeedRecovery: 2 });
+            assert.deepEqual(calls, { read: 2, readAhead: 0, mayNeedRecovery: 2 });
         });
 
         it("seeks a sidecar again after a write of its own, whose signature a write in the same tick could keep", async () => {
@@ -260,7 +248,7 @@ describe("hosts file store", () => {
             });
             await localhost(location);
             await localhost(location);
-            assert.deepEqual(calls, { read: 0, mayNeedRecovery: 2 });
+            assert.deepEqual(calls, { read: 0, readAhead: 1, mayNeedRecovery: 2 });
         });
 
         it("never answers from a document whose edits are applied but not yet written", async () => {
