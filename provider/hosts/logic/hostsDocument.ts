@@ -8,10 +8,11 @@
 //
 // Work is proportional to what an operation touches, not to the file: parsing only finds where lines
 // start; a line becomes an object, and is parsed, when a search finds its name on it or a listing asks
-// for it; a name is searched for in the file's text (a native scan, case-insensitive, then each hit
-// checked as a resolver reads the line); serializing hands out the untouched stretches between edits
-// as views of the bytes read, which a write passes to one writev.
-// A 150,000-line ad-blocking file with a handful of managed entries pays for those entries only.
+// for it; a name is searched for in the file's text (nameSearch.ts: a native scan, then each hit checked
+// as a resolver reads the line; an index of every line's names once a document is searched often);
+// serializing hands out the untouched stretches between edits as views of the bytes read, which a write
+// passes to one writev. A 150,000-line ad-blocking file with a handful of managed entries pays for those
+// entries only.
 //
 // Beside it: the lines as a resolver reads them (hostsLine.ts) and the scans of the text (hostsText.ts).
 
@@ -20,7 +21,8 @@ import type { AddressFamily } from "./address";
 import { DocumentLine } from "./documentLine";
 import { foldCase } from "./hostname";
 import { fromUtf8, type HostsLine, type LineEnding, toUtf8 } from "./hostsLine";
-import { countNewlines, countOccurrences, isNameBoundary, NewlineCounter, nulAmongText } from "./hostsText";
+import { countNewlines, countOccurrences, NewlineCounter, nulAmongText } from "./hostsText";
+import { NameSearch } from "./nameSearch";
 
 export {
     fromUtf8,
@@ -33,9 +35,6 @@ export {
 } from "./hostsLine";
 
 const UTF8_BOM = "\xEF\xBB\xBF";
-/** Searches a document remembers before it forgets them all (a refresh of many entries asks for many names). */
-const REMEMBERED_SEARCHES = 4096;
-const REGEXP_SPECIAL = /[.*+?^${}()|[\]\\]/g;
 
 /** A parsed hosts file that can be edited line by line and serialized back byte for byte. */
 export class HostsDocument {
@@ -47,10 +46,8 @@ export class HostsDocument {
     private readonly rewritten = new Set<DocumentLine>();
     /** The live ones among them, by each name they carry (folded), searched instead of the text. */
     private readonly rewrittenByName = new Map<string, Set<DocumentLine>>();
-    /** Whether the text has an uppercase ASCII letter: without one, a name is found by plain search. */
-    private upperCase: boolean | undefined;
-    /** The line starts each name searched for so far appears on (`originalsMentioning`). */
-    private readonly mentions = new Map<string, readonly number[]>();
+    /** Where names appear on the original lines. */
+    private readonly names: NameSearch;
     private readonly appended: DocumentLine[] = [];
     private readonly removedOrders: number[] = [];
     /** Newlines before an offset of the text, remembered as they are counted. */
@@ -69,6 +66,7 @@ export class HostsDocument {
         private originalLines: number | undefined,
     ) {
         this.newlines = new NewlineCounter(body);
+        this.names = new NameSearch(body, (at) => this.lineStartAt(at));
     }
 
     /**
@@ -180,7 +178,8 @@ export class HostsDocument {
             line.entry?.family === family &&
             line.entry.names.some((carried) => foldCase(carried) === wanted);
         const found: DocumentLine[] = [];
-        for (const line of this.originalsMentioning(fromUtf8(wanted))) {
+        for (const start of this.names.linesMentioning(wanted)) {
+            const line = this.original(start);
             if (!this.rewritten.has(line) && carries(line)) found.push(line);
         }
         for (const line of this.rewrittenByName.get(wanted) ?? []) if (carries(line)) found.push(line);
@@ -262,50 +261,6 @@ export class HostsDocument {
             const lines = this.rewrittenByName.get(key);
             lines?.delete(line);
             if (lines?.size === 0) this.rewrittenByName.delete(key);
-        }
-    }
-
-    /**
-     * The original lines on which `needle` (latin1) appears where a resolver could read it as a name.
-     * Remembered per needle: the text never changes (edits live in the lines, which searches skip), and
-     * an entry's operations search for the same names again (a create, then its update and delete).
-     */
-    private originalsMentioning(needle: string): DocumentLine[] {
-        let starts = this.mentions.get(needle);
-        if (!starts) {
-            starts = [...this.scanFor(needle)];
-            if (this.mentions.size >= REMEMBERED_SEARCHES) this.mentions.clear();
-            this.mentions.set(needle, starts);
-        }
-        return starts.map((start) => this.original(start));
-    }
-
-    /** Where the original lines that `needle` appears on as a name start, by a scan of the text. */
-    private *scanFor(needle: string): Generator<number> {
-        if (needle.length === 0) return;
-        // Native search. A text with uppercase letters is searched case-insensitively (a superset of
-        // what ASCII case folding matches; `linesNaming` keeps only the lines that carry the name);
-        // otherwise the folded name is all there is to find.
-        this.upperCase ??= /[A-Z]/.test(this.body);
-        const search = this.upperCase ? new RegExp(needle.replace(REGEXP_SPECIAL, "\\$&"), "gi") : undefined;
-        const next = (from: number) => {
-            if (!search) return this.body.indexOf(needle, from);
-            search.lastIndex = from;
-            return search.exec(this.body)?.index ?? -1;
-        };
-        for (let at = next(0); at >= 0; ) {
-            if (
-                !isNameBoundary(this.body.charCodeAt(at - 1), false) ||
-                !isNameBoundary(this.body.charCodeAt(at + needle.length), true)
-            ) {
-                at = next(at + 1);
-                continue;
-            }
-            const start = this.lineStartAt(at);
-            yield start;
-            // One answer per line, however often the name appears on it.
-            const newline = this.body.indexOf("\n", at + needle.length);
-            at = newline < 0 ? -1 : next(newline + 1);
         }
     }
 

@@ -592,6 +592,28 @@ describe("HostsDocument", () => {
                 assertAgrees(HostsDocument.parse(written, "\n", doc.lineCount), `${context}, reparsed with its count`);
             }
         });
+
+        it("answers the same once a document searched many times has indexed its names", () => {
+            // A refresh searches one document once per entry: after enough scans, the document indexes
+            // every line's names instead, and must answer exactly as before.
+            const random = seededRandom(2424);
+            for (let round = 0; round < 300; round++) {
+                const text = randomFile(random);
+                const context = `round ${round}: ${JSON.stringify(text)}`;
+                const doc = parseText(text);
+                for (let i = 0; i < 100; i++) assert.deepEqual(doc.linesNaming("ipv4", `absent-${i}`), []);
+                assertAgrees(doc, `${context}, indexed`);
+                for (let step = 0; step < 4; step++) {
+                    const lines = doc.allLines();
+                    const target = lines[Math.floor(random() * lines.length)];
+                    const action = random();
+                    if (action < 0.4 || !target) doc.append(`10.1.0.${step}\tweb-${round} Web`);
+                    else if (action < 0.7) doc.rewrite(target, `10.2.0.${step}\tdb WEB.internal`);
+                    else doc.remove(target);
+                    assertAgrees(doc, `${context}, indexed, step ${step}`);
+                }
+            }
+        });
     });
 
     describe("line numbers", () => {
