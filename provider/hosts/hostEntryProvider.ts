@@ -55,6 +55,14 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
      * recorded for them is settled, and a refresh's diff after its read need not look again.
      */
     private readonly settled = new Set<string>();
+    /**
+     * Files whose journal this process found with nothing open, by location, at the count of lines this
+     * process had recorded then (`CreateJournal.recorded`): until it records another, there is nothing for
+     * it to settle there. What another process records meanwhile is never for an entry this stack holds:
+     * a stack runs one deployment at a time, and another stack's create of a name on a line of ours fails
+     * before it records anything.
+     */
+    private readonly journalClear = new Map<string, number>();
 
     constructor(
         private readonly store: HostsFileStore,
@@ -100,7 +108,8 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
             // its record stays open, since this create's answer has not reached the engine either.
             const interruptedLine = journaled ?? (attempt.shownLines.has(rendered) ? rendered : undefined);
             const created = createEntry(doc, inputs, { adopt: inputs.adopt, file: inputs.file, interruptedLine });
-            if (created.resumed && journaled !== undefined && this.journal.settle(real, new Set([id]), journaled))
+            const takenOver = created.resumed && journaled !== undefined;
+            if (takenOver && this.journal.settle(real, new Set([id]), journaled) === "all settled")
                 this.journal.removeIfSettled(real);
             else if (!created.adopted && owner !== undefined) this.journal.stage(real, id, rendered, owner);
             return () => doc.lineNumber(created.line);
@@ -192,7 +201,7 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
         try {
             const place = this.locate({ ...where, file });
             const key = locationKey(place);
-            if (this.settled.has(settledKey(key, id))) return;
+            if (this.settled.has(settledKey(key, id)) || this.journalClear.get(key) === this.journal.recorded) return;
             let batch = this.settling.get(key);
             if (!batch) {
                 const ids = new Set<string>();
@@ -215,9 +224,13 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
         await new Promise((resolve) => setImmediate(resolve));
         this.settling.delete(key);
         const real = await this.journalKeyOf(place);
-        if (!this.journal.settle(real, ids)) return;
+        // Remembered at once, in the turn of the read: a line this process records later changes `recorded`.
+        const clear = () => this.journalClear.set(key, this.journal.recorded);
+        const outcome = this.journal.settle(real, ids);
+        if (outcome === "nothing recorded") clear();
+        if (outcome !== "all settled") return;
         await this.store.edit(place, () => {
-            this.journal.removeIfSettled(real);
+            if (this.journal.removeIfSettled(real)) clear();
             return () => undefined;
         });
     }

@@ -48,6 +48,12 @@ type Record =
 
 type Wrote = Extract<Record, { op: "wrote" }>;
 
+/**
+ * What a settle found: nothing recorded (no journal, or none with a whole record), records still open after it, or a journal with
+ * nothing open, to be removed (`removeIfSettled`, under the lock).
+ */
+export type SettleOutcome = "nothing recorded" | "still open" | "all settled";
+
 const PERMISSION_CODES = new Set(["EACCES", "EPERM", "EROFS"]);
 
 /** Where the journal of `real` (a hosts file's real path) lives when its directory is writable. */
@@ -60,6 +66,7 @@ export class CreateJournal {
     /** Lines staged by this batch's creates, per file, until the write that carries them. */
     private readonly staged = new Map<string, Map<string, { line: string; stack: string }>>();
     private readonly reader = new JournalReader();
+    private flushes = 0;
 
     /** @param writer this process, as `host:pid:start` */
     constructor(private readonly writer: string = processIdentity()) {}
@@ -71,6 +78,11 @@ export class CreateJournal {
         lines.set(id, { line, stack });
     }
 
+    /** How many times this process has recorded lines (`flush`): a journal found clear before stays clear until it changes. */
+    get recorded(): number {
+        return this.flushes;
+    }
+
     /**
      * Records the staged lines of `real`, flushed; call under the lock, before the write that carries them
      * changes the file.
@@ -79,6 +91,7 @@ export class CreateJournal {
         const lines = this.staged.get(real);
         if (!lines || lines.size === 0) return;
         this.staged.delete(real);
+        this.flushes++;
         const records = [...lines].map(
             ([id, { line, stack }]): Record => ({ op: "wrote", id, line, stack, writer: this.writer }),
         );
@@ -106,12 +119,12 @@ export class CreateJournal {
 
     /**
      * The engine knows the entries `ids` of `real`: whatever was recorded for them (for `line`, when
-     * given) is settled. Answers whether a journal is left with nothing open, to be removed
-     * (`removeIfSettled`, under the lock).
+     * given) is settled. Answers what is left: nothing to settle, records still open, or a journal with
+     * nothing open, to be removed (`removeIfSettled`, under the lock).
      */
-    settle(real: string, ids: ReadonlySet<string>, line?: string): boolean {
+    settle(real: string, ids: ReadonlySet<string>, line?: string): SettleOutcome {
         const files = this.reader.journals(real);
-        if (!files.some((file) => file.count > 0)) return false;
+        if (!files.some((file) => file.count > 0)) return "nothing recorded";
         // By id, never by a scan of every open record: a first refresh after an `up` of N entries settles
         // them all, and an `up` asks each create's interrupted line (both were quadratic in N).
         const settling = new Map<string, Record>();
@@ -123,12 +136,14 @@ export class CreateJournal {
             }
         }
         if (settling.size > 0) this.append(real, [...settling.values()], false);
-        return settling.size === openCount(files);
+        return settling.size === openCount(files) ? "all settled" : "still open";
     }
 
-    /** Removes the journal of `real` when nothing in it is open; call under the lock. */
-    removeIfSettled(real: string): void {
-        if (openCount(this.reader.journals(real)) === 0) this.removeIfEmpty(real);
+    /** Removes the journal of `real` when nothing in it is open; call under the lock. Answers whether nothing is open. */
+    removeIfSettled(real: string): boolean {
+        if (openCount(this.reader.journals(real)) > 0) return false;
+        this.removeIfEmpty(real);
+        return true;
     }
 
     private append(real: string, records: readonly Record[], durable: boolean): void {

@@ -178,6 +178,40 @@ describe("the create journal", () => {
         assert.deepEqual(await readdir(temp.dir), ["hosts"], "settled again, and the journal gone");
     });
 
+    it("reads the journal no more once it found nothing open there, until this process records a create", async () => {
+        const journal = new CreateJournal();
+        let reads = 0;
+        const settle = journal.settle.bind(journal);
+        journal.settle = (...args) => {
+            reads++;
+            return settle(...args);
+        };
+        const provider = new HostEntryProvider(
+            new HostsFileStore({ lock: { timeoutMs: 5000, staleMs: 60_000 }, journal }),
+            journal,
+        );
+        const web = await provider.create(await inputs(provider, { address: "10.0.0.5", names: ["web.internal"] }));
+        const api = await provider.create(await inputs(provider, { address: "10.0.0.6", names: ["api.internal"] }));
+        await Promise.all([web, api].map(({ id, outs }) => provider.read(id, outs as HostEntryOutputs)));
+        assert.equal(reads, 1, "one read settles the entries asked for in one turn");
+        assert.deepEqual(await readdir(temp.dir), ["hosts"], "settled, and the journal gone");
+
+        // A refresh of the rest of the file's entries (here one written by hand) reads no journal.
+        await appendFile(file, "10.0.0.7\thand.internal\n");
+        const hand = { address: "10.0.0.7", names: ["hand.internal"], file, adopt: false, line: 5 };
+        assert.deepEqual((await provider.read("ipv4/hand.internal", hand)).props?.names, ["hand.internal"]);
+        assert.equal(reads, 1, "the journal found clear is not read again");
+
+        const db = await provider.create(await inputs(provider, { address: "10.0.0.8", names: ["db.internal"] }));
+        assert.ok(
+            (await readdir(temp.dir)).includes(".hosts.pulumi-lifecycle.journal"),
+            "the create recorded its line",
+        );
+        await provider.diff(db.id, db.outs as HostEntryOutputs, db.outs as unknown as HostEntryInputs);
+        assert.equal(reads, 2, "a line this process recorded is settled");
+        assert.deepEqual(await readdir(temp.dir), ["hosts"], "settled, and the journal gone");
+    });
+
     it("settles a record when the entry is deleted", async () => {
         const interrupted = providerProcess(gone);
         const created = await interrupted.create(
@@ -310,10 +344,10 @@ describe("the create journal", () => {
             const writer = new CreateJournal(gone);
             const reader = new CreateJournal();
             recorded(writer, file, ["e1"]);
-            assert.equal(reader.settle(file, new Set(["e1"])), true, "e1 was all that was open");
+            assert.equal(reader.settle(file, new Set(["e1"])), "all settled", "e1 was all that was open");
             recorded(writer, file, ["e2", "e3"]);
-            assert.equal(reader.settle(file, new Set(["e2"])), false, "e3 is still open");
-            assert.equal(reader.settle(file, new Set(["e3"])), true);
+            assert.equal(reader.settle(file, new Set(["e2"])), "still open", "e3 is still open");
+            assert.equal(reader.settle(file, new Set(["e3"])), "all settled");
             const lines = (await readFile(journalPathFor(file), "utf8")).trim().split("\n");
             assert.deepEqual(
                 lines.map((line) => `${JSON.parse(line).op} ${JSON.parse(line).id}`),
@@ -325,8 +359,8 @@ describe("the create journal", () => {
             const writer = new CreateJournal(gone);
             const reader = new CreateJournal();
             recorded(writer, file, ["e1", "e2", "e3"]);
-            assert.equal(reader.settle(file, new Set(["e1", "e3", "e9"])), false, "e2 is still open");
-            assert.equal(reader.settle(file, new Set(["e2"])), true);
+            assert.equal(reader.settle(file, new Set(["e1", "e3", "e9"])), "still open", "e2 is still open");
+            assert.equal(reader.settle(file, new Set(["e2"])), "all settled");
             const lines = (await readFile(journalPathFor(file), "utf8")).trim().split("\n");
             assert.deepEqual(
                 lines.map((line) => `${JSON.parse(line).op} ${JSON.parse(line).id}`),
@@ -344,8 +378,12 @@ describe("the create journal", () => {
             try {
                 assert.equal(reader.interruptedLine(file, "e1", STACK), undefined, "e1 is settled");
                 assert.equal(reader.interruptedLine(file, "e2", STACK), "10.0.0.1\te2.internal\n");
-                assert.equal(reader.settle(file, new Set(["e9"])), false, "e2 is still open");
-                assert.equal(reader.settle(file, new Set(["e2"])), true, "e1 was settled in the other journal");
+                assert.equal(reader.settle(file, new Set(["e9"])), "still open", "e2 is still open");
+                assert.equal(
+                    reader.settle(file, new Set(["e2"])),
+                    "all settled",
+                    "e1 was settled in the other journal",
+                );
             } finally {
                 await rm(other, { force: true });
             }
@@ -355,12 +393,16 @@ describe("the create journal", () => {
             const writer = new CreateJournal(gone);
             const reader = new CreateJournal();
             recorded(writer, file, ["e1"]);
-            assert.equal(reader.settle(file, new Set(["e1"])), true);
+            assert.equal(reader.settle(file, new Set(["e1"])), "all settled");
             reader.removeIfSettled(file);
             assert.deepEqual(await readdir(temp.dir), ["hosts"]);
             // The same first record again (same writer, id and line), then more than the old journal held.
             recorded(writer, file, ["e1", "e2-with-a-longer-name-than-the-settled-record-had"]);
-            assert.equal(reader.settle(file, new Set(["e1"])), false, "e1 is open again in the new journal, e2 too");
+            assert.equal(
+                reader.settle(file, new Set(["e1"])),
+                "still open",
+                "e1 is open again in the new journal, e2 too",
+            );
             const lines = (await readFile(journalPathFor(file), "utf8")).trim().split("\n");
             assert.equal(lines.filter((line) => JSON.parse(line).op === "settled").length, 1);
         });
@@ -375,9 +417,9 @@ describe("the create journal", () => {
                 writer: gone,
             });
             await writeFile(journalPathFor(file), record.slice(0, 20));
-            assert.equal(reader.settle(file, new Set(["e1"])), false, "half a record is not one");
+            assert.equal(reader.settle(file, new Set(["e1"])), "nothing recorded", "half a record is not one");
             await appendFile(journalPathFor(file), `${record.slice(20)}\n`);
-            assert.equal(reader.settle(file, new Set(["e1"])), true, "the whole record is read and settled");
+            assert.equal(reader.settle(file, new Set(["e1"])), "all settled", "the whole record is read and settled");
         });
     });
 });
