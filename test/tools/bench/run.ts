@@ -213,7 +213,8 @@ const CLI_RESOURCES = 1_000;
 async function cli(): Promise<void> {
     const n = CLI_RESOURCES.toLocaleString("en-US");
     console.log(`The real pulumi CLI: up, then refresh, of ${n} HostEntry resources beside ${n} resources of a`);
-    console.log("dynamic provider that does nothing, the package installed from its tarball, file backend");
+    console.log("dynamic provider that does nothing with the same arguments, the package installed from its tarball,");
+    console.log("file backend");
     console.log(`Machine: ${machineLine()}`);
     const { hostEntry, noop, cli: version } = await benchCli(CLI_RESOURCES);
     console.log(`CLI: ${version}\n`);
