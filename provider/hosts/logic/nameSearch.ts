@@ -8,8 +8,6 @@ import { foldCase } from "./hostname";
 import { fromUtf8, parseEntry } from "./hostsLine";
 import { isNameBoundary } from "./hostsText";
 
-/** Scans one document remembers before it forgets them all (a refresh of many entries asks for many names). */
-const REMEMBERED_SEARCHES = 4096;
 /**
  * Scans of one document before its names are indexed: indexing parses every line, which costs about as
  * much as this many scans of the text, whatever its size.
@@ -51,8 +49,8 @@ export class NameSearch {
                 this.mentions.clear();
                 return this.index.get(wanted) ?? [];
             }
+            // At most SCANS_BEFORE_INDEX of them are remembered, then dropped for the index.
             starts = [...this.scanFor(needle)];
-            if (this.mentions.size >= REMEMBERED_SEARCHES) this.mentions.clear();
             this.mentions.set(needle, starts);
         }
         return starts;
