@@ -49,8 +49,8 @@ type Record =
 type Wrote = Extract<Record, { op: "wrote" }>;
 
 /**
- * What a settle found: nothing recorded (no journal, or none with a whole record), records still open after it, or a journal with
- * nothing open, to be removed (`removeIfSettled`, under the lock).
+ * What a settle found: nothing recorded (no journal, or none with a whole record), records still open
+ * after it, or a journal with nothing open, to be removed (`removeIfSettled`, under the lock).
  */
 export type SettleOutcome = "nothing recorded" | "still open" | "all settled";
 
@@ -78,7 +78,10 @@ export class CreateJournal {
         lines.set(id, { line, stack });
     }
 
-    /** How many times this process has recorded lines (`flush`): a journal found clear before stays clear until it changes. */
+    /**
+     * How many times this process has recorded lines (`flush`): what it found clear before stays clear,
+     * as far as its own entries go, while this is unchanged.
+     */
     get recorded(): number {
         return this.flushes;
     }
@@ -139,7 +142,7 @@ export class CreateJournal {
         return settling.size === openCount(files) ? "all settled" : "still open";
     }
 
-    /** Removes the journal of `real` when nothing in it is open; call under the lock. Answers whether nothing is open. */
+    /** Removes the journal of `real` when nothing in it is open; call under the lock. Answers whether nothing was. */
     removeIfSettled(real: string): boolean {
         if (openCount(this.reader.journals(real)) > 0) return false;
         this.removeIfEmpty(real);
