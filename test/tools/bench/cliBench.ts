@@ -12,6 +12,7 @@ import { promisify } from "node:util";
 import { makeTempDir, REPO_ROOT } from "../../support/projects";
 import { cliEnv, pulumiCli } from "../../support/pulumiCli";
 import { median } from "./median";
+import { replayRefresh } from "./refreshReplay";
 
 const run = promisify(execFile);
 
@@ -19,6 +20,8 @@ const run = promisify(execFile);
 export interface CliBenchRun {
     readonly upSeconds: number;
     readonly refreshSeconds: number;
+    /** The provider process's CPU for a refresh's Reads and Diffs, replayed without the CLI (refreshReplay.ts). */
+    readonly replayCpuSeconds: number | undefined;
     readonly stateBytes: number;
 }
 
@@ -64,6 +67,8 @@ async function project(root: string, name: string, program: string, tarball: str
 
 /** Refreshes per program, alternated with the other's; the table shows their median. */
 export const REFRESHES = 15;
+/** Replays of a refresh's RPCs per program, alternated with the other's; the table shows their median. */
+export const REPLAYS = 7;
 
 /** One program's stack, and the CLI run on it. */
 interface BenchStack {
@@ -90,9 +95,9 @@ async function timed(stack: BenchStack, args: string[]): Promise<number> {
 }
 
 /**
- * Each program's `up`, then their refreshes alternated (a refresh takes about 2 s, where one run's noise
- * is 10% and the machine drifts over minutes: the median of several, each beside the other's), then each
- * checkpoint's size and a destroy.
+ * Each program's `up`, then their refreshes alternated (a refresh takes 2-5 s, where one run's noise is
+ * 10% or more and the machine drifts over minutes: the median of several, each beside the other's), then
+ * the replays of a refresh's RPCs into the provider alone, each checkpoint's size and a destroy.
  */
 async function measure(stacks: readonly BenchStack[]): Promise<CliBenchRun[]> {
     const ups: number[] = [];
@@ -106,13 +111,30 @@ async function measure(stacks: readonly BenchStack[]): Promise<CliBenchRun[]> {
             refreshes[at]?.push(await timed(stack, ["refresh", "--yes", "--skip-preview", "--non-interactive"]));
         }
     }
-    const runs: CliBenchRun[] = [];
-    for (const [at, stack] of stacks.entries()) {
+    const checkpoints: string[] = [];
+    for (const stack of stacks) {
         const states = join(stack.backend, ".pulumi", "stacks");
         const [projectDir] = await readdir(states);
-        const stateBytes = (await stat(join(states, projectDir as string, "bench.json"))).size;
+        checkpoints.push(join(states, projectDir as string, "bench.json"));
+    }
+    const replays: number[][] = stacks.map(() => []);
+    for (let i = 0; i < REPLAYS; i++) {
+        for (const [at, stack] of stacks.entries()) {
+            const cpu = await replayRefresh(stack.dir, checkpoints[at] as string);
+            if (cpu !== undefined) replays[at]?.push(cpu);
+        }
+    }
+    const runs: CliBenchRun[] = [];
+    for (const [at, stack] of stacks.entries()) {
+        const stateBytes = (await stat(checkpoints[at] as string)).size;
         await stack.pulumi(["destroy", "--yes", "--skip-preview", "--non-interactive"]);
-        runs.push({ upSeconds: ups[at] as number, refreshSeconds: median(refreshes[at] ?? []), stateBytes });
+        const replayed = replays[at] ?? [];
+        runs.push({
+            upSeconds: ups[at] as number,
+            refreshSeconds: median(refreshes[at] ?? []),
+            replayCpuSeconds: replayed.length > 0 ? median(replayed) : undefined,
+            stateBytes,
+        });
     }
     return runs;
 }

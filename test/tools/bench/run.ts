@@ -2,7 +2,7 @@
 
 import { printAsyncDialectsBench } from "./asyncDialectsBench";
 import { BIG_FILE_LINES, benchBigFile, FRESH_PROCESSES, MANAGED } from "./bigFileBench";
-import { benchCli, REFRESHES } from "./cliBench";
+import { benchCli, REFRESHES, REPLAYS } from "./cliBench";
 import { printFleetBench } from "./fleet";
 import { benchForeignWriter, type ForeignWriterRun } from "./foreignWriterBench";
 import {
@@ -219,6 +219,7 @@ async function cli(): Promise<void> {
     const { hostEntry, noop, cli: version } = await benchCli(CLI_RESOURCES);
     console.log(`CLI: ${version}\n`);
     const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
+    const cpu = (seconds: number | undefined) => (seconds === undefined ? "n/a (no /proc)" : `${seconds.toFixed(2)} s`);
     const rows = [
         [
             "pulumi up",
@@ -231,6 +232,14 @@ async function cli(): Promise<void> {
             `${hostEntry.refreshSeconds.toFixed(1)} s`,
             `${noop.refreshSeconds.toFixed(1)} s`,
             ratio(hostEntry.refreshSeconds, noop.refreshSeconds),
+        ],
+        [
+            `provider CPU, a refresh's RPCs replayed (median of ${REPLAYS})`,
+            cpu(hostEntry.replayCpuSeconds),
+            cpu(noop.replayCpuSeconds),
+            hostEntry.replayCpuSeconds !== undefined && noop.replayCpuSeconds !== undefined
+                ? ratio(hostEntry.replayCpuSeconds, noop.replayCpuSeconds)
+                : "n/a",
         ],
         [
             "state (checkpoint)",
