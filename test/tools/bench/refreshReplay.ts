@@ -4,10 +4,10 @@
 // wall time also holds the engine's CPU on the same cores and varies by 10% or more from one run to the
 // next; this figure varies far less, and tells the provider's share of the gap apart from the engine's.
 
-import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { type Props, ProviderServer } from "../../support/providerServer";
 import { inFlight } from "./hostsBench";
+import { cpuSeconds } from "./machine";
 
 /** A resource as the checkpoint records it. */
 interface CheckpointResource {
@@ -17,20 +17,6 @@ interface CheckpointResource {
     readonly id?: string;
     readonly inputs?: Props;
     readonly outputs?: Props;
-}
-
-let clockTicks: number | undefined;
-
-/** CPU seconds (user and system) a process has used so far, from /proc; undefined where there is none. */
-function cpuSeconds(pid: number): number | undefined {
-    try {
-        const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-        clockTicks ??= Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
-        // After the command name: state is field 0, utime 11 and stime 12 (proc(5), counting from 3).
-        return (Number(fields[11]) + Number(fields[12])) / clockTicks;
-    } catch {
-        return undefined;
-    }
 }
 
 /**
