@@ -570,6 +570,19 @@ describe("HostsDocument", () => {
             }
         }
 
+        /** Four random edits (append, rewrite or remove), each followed by `assertAgrees`. */
+        function editAgreeing(doc: HostsDocument, random: () => number, round: number, context: string): void {
+            for (let step = 0; step < 4; step++) {
+                const lines = doc.allLines();
+                const target = lines[Math.floor(random() * lines.length)];
+                const action = random();
+                if (action < 0.4 || !target) doc.append(`10.1.0.${step}\tweb-${round} Web`);
+                else if (action < 0.7) doc.rewrite(target, `10.2.0.${step}\tdb WEB.internal`);
+                else doc.remove(target);
+                assertAgrees(doc, `${context}, step ${step}`);
+            }
+        }
+
         it("answers searches, line numbers and counts as reading every line would, before and after edits", () => {
             const random = seededRandom(4242);
             for (let round = 0; round < 300; round++) {
@@ -577,15 +590,7 @@ describe("HostsDocument", () => {
                 const context = `round ${round}: ${JSON.stringify(text)}`;
                 const doc = parseText(text);
                 assertAgrees(doc, context);
-                for (let step = 0; step < 4; step++) {
-                    const lines = doc.allLines();
-                    const target = lines[Math.floor(random() * lines.length)];
-                    const action = random();
-                    if (action < 0.4 || !target) doc.append(`10.1.0.${step}\tweb-${round} Web`);
-                    else if (action < 0.7) doc.rewrite(target, `10.2.0.${step}\tdb WEB.internal`);
-                    else doc.remove(target);
-                    assertAgrees(doc, `${context}, step ${step}`);
-                }
+                editAgreeing(doc, random, round, context);
                 const written = doc.toBuffer();
                 const expectedLines = parseText(written.toString("latin1")).lineCount;
                 assert.equal(doc.lineCount, expectedLines, `${context}: the count handed to the next parse`);
@@ -603,15 +608,7 @@ describe("HostsDocument", () => {
                 const doc = parseText(text);
                 for (let i = 0; i < 100; i++) assert.deepEqual(doc.linesNaming("ipv4", `absent-${i}`), []);
                 assertAgrees(doc, `${context}, indexed`);
-                for (let step = 0; step < 4; step++) {
-                    const lines = doc.allLines();
-                    const target = lines[Math.floor(random() * lines.length)];
-                    const action = random();
-                    if (action < 0.4 || !target) doc.append(`10.1.0.${step}\tweb-${round} Web`);
-                    else if (action < 0.7) doc.rewrite(target, `10.2.0.${step}\tdb WEB.internal`);
-                    else doc.remove(target);
-                    assertAgrees(doc, `${context}, indexed, step ${step}`);
-                }
+                editAgreeing(doc, random, round, `${context}, indexed`);
             }
         });
     });
