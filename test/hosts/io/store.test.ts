@@ -40,9 +40,12 @@ describe("hosts file store", () => {
     });
     afterEach(() => temp.cleanup());
 
-    const create = (n: number, target = file) =>
+    const create = (n: number, target: HostsFileLocation = file) =>
         store.edit(target, (doc) => {
-            const { line } = createEntry(doc, entry(n), { adopt: false, file: target });
+            const { line } = createEntry(doc, entry(n), {
+                adopt: false,
+                file: typeof target === "string" ? target : target.file,
+            });
             return () => doc.lineNumber(line);
         });
 
@@ -170,20 +173,14 @@ describe("hosts file store", () => {
         it("uses the bytes read while it took the lock, reading nothing under it", async () => {
             await settle();
             const { location, calls } = counted();
-            await store.edit(location, (doc) => {
-                createEntry(doc, entry(1), { adopt: false, file });
-                return () => undefined;
-            });
+            await create(1, location);
             assert.deepEqual(calls, { read: 0, readAhead: 1, mayNeedRecovery: 0 });
             assert.equal(await readFile(file, "utf8"), `${BASE}10.1.0.1\thost-1.test\n`);
         });
 
         it("does not vouch for a file changed moments ago, which could change again within its timestamp's tick", async () => {
             const { location, calls } = counted();
-            await store.edit(location, (doc) => {
-                createEntry(doc, entry(1), { adopt: false, file });
-                return () => undefined;
-            });
+            await create(1, location);
             assert.deepEqual(calls, { read: 1, readAhead: 1, mayNeedRecovery: 0 });
             assert.equal(await readFile(file, "utf8"), `${BASE}10.1.0.1\thost-1.test\n`);
         });
@@ -196,10 +193,7 @@ describe("hosts file store", () => {
                 readAhead = resolve;
             });
             const { location, calls } = counted(() => readAhead());
-            const edit = store.edit(location, (doc) => {
-                createEntry(doc, entry(1), { adopt: false, file });
-                return () => undefined;
-            });
+            const edit = create(1, location);
             await read;
             // The lock's holder writes, keeping the size, so only the signature's time tells the change.
             await writeFile(file, BASE.replace("elsewhere", "ELSEWHERE"));
@@ -242,10 +236,7 @@ describe("hosts file store", () => {
         it("seeks a sidecar again after a write of its own, whose signature a write in the same tick could keep", async () => {
             await settle();
             const { location, calls } = counted();
-            await store.edit(location, (doc) => {
-                createEntry(doc, entry(1), { adopt: false, file });
-                return () => undefined;
-            });
+            await create(1, location);
             await localhost(location);
             await localhost(location);
             assert.deepEqual(calls, { read: 0, readAhead: 1, mayNeedRecovery: 2 });
@@ -271,10 +262,7 @@ describe("hosts file store", () => {
             };
             const location = { file, access };
             await localhost(location);
-            const edit = store.edit(location, (doc) => {
-                createEntry(doc, entry(1), { adopt: false, file });
-                return () => undefined;
-            });
+            const edit = create(1, location);
             await written;
             let answered = false;
             const read = store
