@@ -44,6 +44,7 @@ describe("compatibility: @pulumi/pulumi, the oldest in the peer range and the ne
                 manager: "npm",
                 pulumiVersion: versions[which],
                 files: PROGRAM_FILES,
+                ignoreScripts: true,
             });
             const { timings, ran } = await runCase(cli, installed, ["HostEntry", "Datastore", "AsyncResource"], {
                 node: nodeVersion,
@@ -60,6 +61,7 @@ describe("compatibility: @pulumi/pulumi, the oldest in the peer range and the ne
                 manager: "npm",
                 pulumiVersion: versions[which],
                 files: PROGRAM_FILES,
+                ignoreScripts: true,
             });
             // The `timeouts` input (the fallback) ends it at 60 s should customTimeouts not be heard.
             const stack = await CompatStack.open(cli, installed, ["Datastore"], {
@@ -97,6 +99,7 @@ describe("compatibility: @pulumi/pulumi, the oldest in the peer range and the ne
                 manager: "npm",
                 pulumiVersion: versions[which],
                 files: PROGRAM_FILES,
+                ignoreScripts: true,
             });
             const stack = await CompatStack.open(cli, installed, ["Datastore"], { datastoreCreateTimeout: "60s" });
             try {

@@ -126,6 +126,13 @@ export interface ProjectSpec {
     readonly files: Record<string, string>;
     readonly entry?: string;
     readonly node?: string;
+    /**
+     * npm only: install with `--ignore-scripts`, as the README offers. The dependencies' scripts are ssh2's
+     * optional native modules (cpu-features compiles C++, about 7 CPU-s) and protobufjs's version check;
+     * none is needed, as pnpm's default refusal of them shows. One project of the run (the Node.js
+     * matrix's) installs with npm's default, running them, as most users do.
+     */
+    readonly ignoreScripts?: boolean;
 }
 
 /**
@@ -133,7 +140,7 @@ export interface ProjectSpec {
  * the TypeScript tools; its files; then the manager's install. Made once per manager and SDK version.
  */
 export function installedProject(spec: ProjectSpec): Promise<InstalledProject> {
-    const key = `${spec.manager}@${spec.pulumiVersion}`;
+    const key = `${spec.manager}@${spec.pulumiVersion}${spec.ignoreScripts ? " --ignore-scripts" : ""}`;
     let made = projects.get(key);
     if (!made) {
         made = install(spec);
@@ -146,7 +153,7 @@ async function install(spec: ProjectSpec): Promise<InstalledProject> {
     const { manager, pulumiVersion } = spec;
     const started = Date.now();
     const tarball = await packedTarball();
-    const dir = join(runDir(), `${manager}-pulumi-${pulumiVersion}`);
+    const dir = join(runDir(), `${manager}-pulumi-${pulumiVersion}${spec.ignoreScripts ? "-no-scripts" : ""}`);
     await mkdir(dir, { recursive: true });
     const dependencies = { "pulumi-lifecycle": `file:${tarball}`, "@pulumi/pulumi": pulumiVersion };
     const pkg = { name: "compat-app", private: true, dependencies, devDependencies: TYPESCRIPT };
@@ -155,7 +162,14 @@ async function install(spec: ProjectSpec): Promise<InstalledProject> {
     for (const [name, text] of Object.entries(spec.files)) await writeFile(join(dir, name), text);
     const options = { cwd: dir, maxBuffer: 16 * 1024 * 1024 };
     const args = {
-        npm: ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"],
+        npm: [
+            "install",
+            "--prefer-offline",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+            ...(spec.ignoreScripts ? ["--ignore-scripts"] : []),
+        ],
         pnpm: ["install", "--prefer-offline", "--reporter=silent"],
         yarn: ["install", "--prefer-offline", "--non-interactive", "--no-progress", "--silent"],
     }[manager];
