@@ -7,7 +7,7 @@
 // duplicates and zero zombies are counted on each server; the token never reaches the state.
 
 import { strict as assert } from "node:assert";
-import { readFile } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { tasks } from "pulumi-lifecycle";
 import type { DialectServer, FaultPlan, OperationPlan } from "../dialects/servers/kit";
@@ -60,8 +60,13 @@ describe("tasks.AsyncResource on every dialect at once: seed 003 flows through t
     const idOf = (fixture: DialectFixture, record: Record<string, unknown> | undefined) =>
         String(record?.id ?? fixture.nameOf(record as Record<string, unknown>));
 
-    beforeEach(async () => {
+    // One project for the suite, each test's state removed after it: the runs of consecutive tests then
+    // share the provider process the harness parks (the servers' URLs are inputs, not provider config).
+    before(async () => {
         project = await makeProject("async-flows");
+    });
+    after(() => project.cleanup());
+    beforeEach(() => {
         harness = new Harness({ projectDir: project.dir, stateFile: join(project.dir, "state.json"), env: ENV });
     });
     afterEach(async () => {
@@ -69,7 +74,7 @@ describe("tasks.AsyncResource on every dialect at once: seed 003 flows through t
         assert.ok(!state.includes(WIDGETS_TOKEN), "the API token is never stored");
         for (const server of servers.values()) await server.close();
         servers.clear();
-        await project.cleanup();
+        await rm(join(project.dir, "state.json"), { force: true });
     });
 
     it("replaces both ways: a new natural key creates first; a replaceOnChanges field keeps the key and deletes first", async () => {

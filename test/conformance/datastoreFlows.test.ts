@@ -9,16 +9,16 @@
 
 import { strict as assert } from "node:assert";
 import { once } from "node:events";
-import { readFile } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import * as random from "@pulumi/random";
 import { tasks } from "pulumi-lifecycle";
-import { startTaskApiServer, type TaskApiServer } from "../../provider/taskApiServer/taskApiServer";
+import type { TaskApiServer } from "../../provider/taskApiServer/taskApiServer";
 import { ASYNC_OPERATIONS_PATH, DATASTORES_PATH } from "../../provider/tasks/protocol/wire";
 import { Harness, type RunResult } from "../harness/harness";
-import { CLUSTER, GIB, HCI, TOKEN } from "../support/datastoreFixture";
+import { CLUSTER, GIB, HCI, startTaskApiServerOn, TOKEN } from "../support/datastoreFixture";
 import { makeProject, type TempDir } from "../support/projects";
 import type { ProviderServer } from "../support/providerServer";
 
@@ -51,10 +51,17 @@ describe("seed 003 flows for tasks.Datastore, through programs", () => {
     let api: TaskApiServer;
     let project: TempDir;
     let harness: Harness;
+    let port: number | undefined;
 
-    beforeEach(async () => {
-        api = await startTaskApiServer({ token: TOKEN, taskCompleteAfterPolls: 3 });
+    // One project for the suite, each test with a new server on the same port and its state files
+    // removed after it: the runs of consecutive tests then share the provider process the harness parks.
+    before(async () => {
         project = await makeProject("datastore-flows");
+    });
+    after(() => project.cleanup());
+    beforeEach(async () => {
+        api = await startTaskApiServerOn(port, { token: TOKEN, taskCompleteAfterPolls: 3 });
+        port = api.port;
         harness = new Harness({
             projectDir: project.dir,
             stateFile: join(project.dir, "state.json"),
@@ -66,7 +73,7 @@ describe("seed 003 flows for tasks.Datastore, through programs", () => {
         const state = await readFile(join(project.dir, "state.json"), "utf8").catch(() => "");
         assert.ok(!state.includes(TOKEN), "the API token is never stored");
         await api.close();
-        await project.cleanup();
+        for (const name of ["state.json", "state-get.json"]) await rm(join(project.dir, name), { force: true });
     });
 
     /** Makes the next create's polls fail until the client gives up, leaving its task running. */

@@ -4,7 +4,7 @@
 
 import { strict as assert } from "node:assert";
 import { hosts } from "pulumi-lifecycle";
-import { callsOf, type HostsScenario, hostsScenario, stateOf } from "../support/hostsScenario";
+import { callsOf, type HostsScenario, hostsScenario, type ScenarioSnapshot, stateOf } from "../support/hostsScenario";
 
 const BASE = "127.0.0.1\tlocalhost\n";
 const WEB = { name: "web", address: "10.0.0.5", names: ["web.internal", "web"], comment: "frontend" };
@@ -12,10 +12,15 @@ const WEB_LINE = "10.0.0.5\tweb.internal web # frontend\n";
 
 describe("seed 002: Read, Import and Manage", () => {
     let s: HostsScenario;
-    beforeEach(async () => {
+    let fresh: ScenarioSnapshot;
+    // One scenario for the suite, each test starting from a copy of its first files (as the rows' suite
+    // does), so that their runs share the provider process the harness parks.
+    before(async () => {
         s = await hostsScenario(BASE);
+        fresh = await s.snapshot();
     });
-    afterEach(() => s.cleanup());
+    beforeEach(() => s.restore(fresh));
+    after(() => s?.cleanup());
 
     describe("Read: HostEntry.get", () => {
         it("reads an existing line by id without managing it: Read with the given props, never deleted", async () => {
@@ -111,10 +116,15 @@ describe("seed 002: Read, Import and Manage", () => {
 
 describe("seed 004: validation first, partial state and no zombies", () => {
     let s: HostsScenario;
-    beforeEach(async () => {
+    let fresh: ScenarioSnapshot;
+    // One scenario for the suite, each test starting from a copy of its first files (as the rows' suite
+    // does), so that their runs share the provider process the harness parks.
+    before(async () => {
         s = await hostsScenario(BASE);
+        fresh = await s.snapshot();
     });
-    afterEach(() => s.cleanup());
+    beforeEach(() => s.restore(fresh));
+    after(() => s?.cleanup());
 
     it("stops a preview at a validation failure, naming the property, before any write", async () => {
         const result = await s.preview([WEB, { name: "bad", address: "10.0.0.6", names: ["bad name"] }]);

@@ -3,6 +3,7 @@
 
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
+import { codeOf } from "../../provider/shared/files/errno";
 import {
     startTaskApiServer,
     type TaskApiServer,
@@ -71,6 +72,25 @@ async function stopProviderSide(side: ProviderSide): Promise<void> {
     await side.provider.stop();
     await side.engine.close();
     await side.project.cleanup();
+}
+
+/**
+ * A fresh task API server on `port` (the suite's previous server's, closed since) when that port is free,
+ * else on one the kernel picks. A provider process configured with the old URL then reaches the new
+ * server, so a suite's tests share the process the harness parks (starting one costs about a CPU-second).
+ */
+export async function startTaskApiServerOn(
+    port: number | undefined,
+    options: TaskApiServerOptions,
+): Promise<TaskApiServer> {
+    if (port !== undefined) {
+        try {
+            return await startTaskApiServer({ ...options, port });
+        } catch (error) {
+            if (codeOf(error) !== "EADDRINUSE") throw error;
+        }
+    }
+    return startTaskApiServer(options);
 }
 
 /** Starts a task API server with the options every fixture's server has. */
