@@ -87,6 +87,16 @@ function assertCheckedUnchanged(imported: ImportPlan): void {
 }
 
 describe("hosts import: planImport and renderImportProgram", () => {
+    it("type-checks with a check that finds a wrong type and an unknown argument, each time it is asked", () => {
+        const program = (args: string) =>
+            `import { hosts } from "pulumi-lifecycle";\nnew hosts.HostEntry("a", { names: ["a"], ${args} });\n`;
+        for (let round = 0; round < 2; round++) {
+            assert.deepEqual(typeErrors(program(`address: "10.0.0.1"`)), []);
+            assert.match(typeErrors(program("address: 1")).join("\n"), /'number' is not assignable to type/);
+            assert.match(typeErrors(program(`address: "10.0.0.1", nope: 1`)).join("\n"), /'nope' does not exist/);
+        }
+    });
+
     it("imports the Debian default file, localhost once per family", () => {
         const imported = plan(DEBIAN);
         assert.deepEqual(imported.skipped, []);
