@@ -26,7 +26,8 @@ const run = promisify(execFile);
  * What a user adds for each manager. pnpm 10+ runs no dependency's install script unless allowed, and
  * pnpm 12 fails the install (ERR_PNPM_IGNORED_BUILDS) on one it was not told about: @pulumi/pulumi
  * brings protobufjs (through @grpc/proto-loader), whose postinstall only checks its own CLI's
- * dependencies, so it is denied. Yarn classic needs nothing.
+ * dependencies, so it is denied. Yarn classic needs nothing; it installs here with `--ignore-scripts`
+ * (installs.ts says why), the npm suites having run those scripts.
  */
 const EXTRA_FILES = {
     pnpm: { "pnpm-workspace.yaml": "allowBuilds:\n  protobufjs: false\n  ssh2: false\n  cpu-features: false\n" },
@@ -57,6 +58,7 @@ describe("compatibility: pnpm and yarn classic (Node.js 24, @pulumi/pulumi as de
                 files: { ...PROGRAM_FILES, ...EXTRA_FILES[manager] },
                 entry: managers[manager],
                 node,
+                ignoreScripts: manager === "yarn",
             });
             const modules = join(installed.dir, "node_modules");
             if (manager === "pnpm") {

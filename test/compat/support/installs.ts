@@ -127,10 +127,11 @@ export interface ProjectSpec {
     readonly entry?: string;
     readonly node?: string;
     /**
-     * npm only: install with `--ignore-scripts`, as the README offers. The dependencies' scripts are ssh2's
-     * optional native modules (cpu-features compiles C++, about 7 CPU-s) and protobufjs's version check;
-     * none is needed, as pnpm's default refusal of them shows. One project of the run (the Node.js
-     * matrix's) installs with npm's default, running them, as most users do.
+     * npm and yarn: install with `--ignore-scripts`, as the README offers (pnpm refuses them unless
+     * allowed). The dependencies' scripts are ssh2's optional native modules (cpu-features compiles C++,
+     * about 7 CPU-s) and protobufjs's version check; none is needed, as pnpm's default refusal of them
+     * shows. One project of the run (the Node.js matrix's) installs with npm's default, running them, as
+     * most users do.
      */
     readonly ignoreScripts?: boolean;
 }
@@ -171,7 +172,14 @@ async function install(spec: ProjectSpec): Promise<InstalledProject> {
             ...(spec.ignoreScripts ? ["--ignore-scripts"] : []),
         ],
         pnpm: ["install", "--prefer-offline", "--reporter=silent"],
-        yarn: ["install", "--prefer-offline", "--non-interactive", "--no-progress", "--silent"],
+        yarn: [
+            "install",
+            "--prefer-offline",
+            "--non-interactive",
+            "--no-progress",
+            "--silent",
+            ...(spec.ignoreScripts ? ["--ignore-scripts"] : []),
+        ],
     }[manager];
     try {
         if (manager === "npm") await run("npm", args, options);
