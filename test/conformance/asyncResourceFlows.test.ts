@@ -65,7 +65,7 @@ describe("tasks.AsyncResource on every dialect at once: seed 003 flows through t
     before(async () => {
         project = await makeProject("async-flows");
     });
-    after(() => project.cleanup());
+    after(() => project?.cleanup());
     beforeEach(() => {
         harness = new Harness({ projectDir: project.dir, stateFile: join(project.dir, "state.json"), env: ENV });
     });

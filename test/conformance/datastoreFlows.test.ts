@@ -58,7 +58,7 @@ describe("seed 003 flows for tasks.Datastore, through programs", () => {
     before(async () => {
         project = await makeProject("datastore-flows");
     });
-    after(() => project.cleanup());
+    after(() => project?.cleanup());
     beforeEach(async () => {
         api = await startTaskApiServerOn(port, { token: TOKEN, taskCompleteAfterPolls: 3 });
         port = api.port;
