@@ -9,7 +9,7 @@ import { execFile } from "node:child_process";
 import { cp, mkdir, readFile, rename, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { packedTarball } from "./compat/support/installs";
+import { npmInstallArgs, packedTarball } from "./compat/support/installs";
 import { Harness } from "./harness/harness";
 import { makeTempDir, REPO_ROOT, type TempDir } from "./support/projects";
 
@@ -47,16 +47,8 @@ describe("the packed package, installed by name in a fresh project", function ()
             }
         ).devDependencies["@pulumi/pulumi"] as string;
         await writeProject(app, { "pulumi-lifecycle": `file:${tarball}`, "@pulumi/pulumi": pulumiVersion });
-        // Without the dependencies' install scripts, as the README offers: ssh2's optional native modules
-        // (cpu-features compiles C++, most of what the install cost) and protobufjs's version check; none is
-        // needed. The Node.js compatibility suite installs with npm's default, which runs them.
-        await run(
-            "npm",
-            ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", "--ignore-scripts"],
-            {
-                cwd: app,
-            },
-        );
+        // Without the dependencies' install scripts (npmInstallArgs says why): most of what the install cost.
+        await run("npm", npmInstallArgs({ ignoreScripts: true }), { cwd: app });
     });
     after(() => temp.cleanup());
 

@@ -17,6 +17,7 @@ import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { startTaskApiServer, type TaskApiServer } from "../../provider/taskApiServer/taskApiServer";
+import { npmInstallArgs } from "../compat/support/installs";
 import { type GenericServer, startGenericServer } from "../dialects/servers/generic";
 import { CliProject, nameOf } from "../support/cliProject";
 import { CLUSTER, GIB, HCI, TOKEN } from "../support/datastoreFixture";
@@ -229,17 +230,9 @@ describe(`an upgrade from the package at ${OLD_COMMIT} to this checkout, under t
                 2,
             ),
         );
-        // Without the dependencies' install scripts (ssh2's optional native modules, which compile C++):
-        // none is needed, the README offers it, and the Node.js matrix tests npm's default.
-        const npmArgs = [
-            "install",
-            "--prefer-offline",
-            "--no-audit",
-            "--no-fund",
-            "--loglevel=error",
-            "--ignore-scripts",
-        ];
-        await runFile("npm", npmArgs, {
+        // Without the dependencies' install scripts (npmInstallArgs says why): this suite tests our state
+        // across versions, not ssh2's native build.
+        await runFile("npm", npmInstallArgs({ ignoreScripts: true }), {
             cwd: dir,
             maxBuffer: 64 * 1024 * 1024,
         });

@@ -82,6 +82,18 @@ export function newestPulumiVersion(): Promise<string> {
 
 export type PackageManager = "npm" | "pnpm" | "yarn";
 
+/**
+ * `npm install`'s arguments for the tests' fresh projects. With `ignoreScripts`, the dependencies'
+ * install scripts do not run, as the README offers: they are ssh2's optional native modules
+ * (cpu-features compiles C++, about 7 CPU-s) and protobufjs's version check, and none is needed, as
+ * pnpm's default refusal of them shows. One project of the run (the Node.js matrix's) installs with
+ * npm's default, running them, as most users do.
+ */
+export function npmInstallArgs({ ignoreScripts }: { ignoreScripts: boolean }): string[] {
+    const args = ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"];
+    return ignoreScripts ? [...args, "--ignore-scripts"] : args;
+}
+
 /** A fresh project with the packed package installed. */
 export interface InstalledProject {
     readonly dir: string;
@@ -126,13 +138,7 @@ export interface ProjectSpec {
     readonly files: Record<string, string>;
     readonly entry?: string;
     readonly node?: string;
-    /**
-     * npm and yarn: install with `--ignore-scripts`, as the README offers (pnpm refuses them unless
-     * allowed). The dependencies' scripts are ssh2's optional native modules (cpu-features compiles C++,
-     * about 7 CPU-s) and protobufjs's version check; none is needed, as pnpm's default refusal of them
-     * shows. One project of the run (the Node.js matrix's) installs with npm's default, running them, as
-     * most users do.
-     */
+    /** npm and yarn: install with `--ignore-scripts` (see `npmInstallArgs`; pnpm refuses them unless allowed). */
     readonly ignoreScripts?: boolean;
 }
 
@@ -163,14 +169,7 @@ async function install(spec: ProjectSpec): Promise<InstalledProject> {
     for (const [name, text] of Object.entries(spec.files)) await writeFile(join(dir, name), text);
     const options = { cwd: dir, maxBuffer: 16 * 1024 * 1024 };
     const args = {
-        npm: [
-            "install",
-            "--prefer-offline",
-            "--no-audit",
-            "--no-fund",
-            "--loglevel=error",
-            ...(spec.ignoreScripts ? ["--ignore-scripts"] : []),
-        ],
+        npm: npmInstallArgs({ ignoreScripts: spec.ignoreScripts === true }),
         pnpm: ["install", "--prefer-offline", "--reporter=silent"],
         yarn: [
             "install",
