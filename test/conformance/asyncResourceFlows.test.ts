@@ -7,13 +7,13 @@
 // duplicates and zero zombies are counted on each server; the token never reaches the state.
 
 import { strict as assert } from "node:assert";
-import { readFile, rm } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { tasks } from "pulumi-lifecycle";
 import type { DialectServer, FaultPlan, OperationPlan } from "../dialects/servers/kit";
 import { scriptedFaults, scriptedOperations } from "../dialects/servers/kit";
 import { Harness, type RunResult } from "../harness/harness";
-import { makeProject, type TempDir } from "../support/projects";
+import { makeProject, resetProject, type TempDir } from "../support/projects";
 import { type DialectFixture, FIXTURES, TOKEN_ENV, WIDGETS_TOKEN } from "../tasks/asyncResource/dialectFixtures";
 
 /** The engine's name of the widget on `fixture`'s server. */
@@ -60,7 +60,7 @@ describe("tasks.AsyncResource on every dialect at once: seed 003 flows through t
     const idOf = (fixture: DialectFixture, record: Record<string, unknown> | undefined) =>
         String(record?.id ?? fixture.nameOf(record as Record<string, unknown>));
 
-    // One project for the suite, each test's state removed after it: the runs of consecutive tests then
+    // One project for the suite, reset after each test: the runs of consecutive tests then
     // share the provider process the harness parks (the servers' URLs are inputs, not provider config).
     before(async () => {
         project = await makeProject("async-flows");
@@ -74,7 +74,7 @@ describe("tasks.AsyncResource on every dialect at once: seed 003 flows through t
         assert.ok(!state.includes(WIDGETS_TOKEN), "the API token is never stored");
         for (const server of servers.values()) await server.close();
         servers.clear();
-        await rm(join(project.dir, "state.json"), { force: true });
+        await resetProject(project);
     });
 
     it("replaces both ways: a new natural key creates first; a replaceOnChanges field keeps the key and deletes first", async () => {

@@ -9,7 +9,7 @@
 
 import { strict as assert } from "node:assert";
 import { once } from "node:events";
-import { readFile, rm } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -19,7 +19,7 @@ import type { TaskApiServer } from "../../provider/taskApiServer/taskApiServer";
 import { ASYNC_OPERATIONS_PATH, DATASTORES_PATH } from "../../provider/tasks/protocol/wire";
 import { Harness, type RunResult } from "../harness/harness";
 import { CLUSTER, GIB, HCI, startTaskApiServerOn, TOKEN } from "../support/datastoreFixture";
-import { makeProject, type TempDir } from "../support/projects";
+import { makeProject, resetProject, type TempDir } from "../support/projects";
 import type { ProviderServer } from "../support/providerServer";
 
 /** The program of the issue, with a create token from @pulumi/random. */
@@ -53,8 +53,8 @@ describe("seed 003 flows for tasks.Datastore, through programs", () => {
     let harness: Harness;
     let port: number | undefined;
 
-    // One project for the suite, each test with a new server on the same port and its state files
-    // removed after it: the runs of consecutive tests then share the provider process the harness parks.
+    // One project for the suite, each test with a new server on the same port and the project reset
+    // after it: the runs of consecutive tests then share the provider process the harness parks.
     before(async () => {
         project = await makeProject("datastore-flows");
     });
@@ -73,7 +73,7 @@ describe("seed 003 flows for tasks.Datastore, through programs", () => {
         const state = await readFile(join(project.dir, "state.json"), "utf8").catch(() => "");
         assert.ok(!state.includes(TOKEN), "the API token is never stored");
         await api.close();
-        for (const name of ["state.json", "state-get.json"]) await rm(join(project.dir, name), { force: true });
+        await resetProject(project);
     });
 
     /** Makes the next create's polls fail until the client gives up, leaving its task running. */

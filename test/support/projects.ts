@@ -2,7 +2,7 @@
 // node_modules/pulumi-lifecycle link to the repository. The provider server runs in such a project,
 // so `__provider` resolves the package by name exactly as in a user's project.
 
-import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -21,6 +21,9 @@ export async function makeTempDir(prefix = "pulumi-lifecycle-test-"): Promise<Te
     return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
+/** What `makeProject` writes; everything else in a project is a test's own. */
+const PROJECT_FILES = new Set(["Pulumi.yaml", "package.json", "node_modules"]);
+
 /** Creates a temporary Pulumi project that depends on this package. */
 export async function makeProject(name = "test-project"): Promise<TempDir> {
     const project = await makeTempDir(`${name}-`);
@@ -32,4 +35,15 @@ export async function makeProject(name = "test-project"): Promise<TempDir> {
     await mkdir(join(project.dir, "node_modules"));
     await symlink(REPO_ROOT, join(project.dir, "node_modules", "pulumi-lifecycle"), "junction");
     return project;
+}
+
+/**
+ * Removes what tests wrote into a project made by `makeProject` (state files, hosts files), so that a
+ * suite's tests share one project, and with it the provider process the harness parks, each from a
+ * clean start.
+ */
+export async function resetProject(project: TempDir): Promise<void> {
+    for (const name of await readdir(project.dir)) {
+        if (!PROJECT_FILES.has(name)) await rm(join(project.dir, name), { recursive: true, force: true });
+    }
 }
