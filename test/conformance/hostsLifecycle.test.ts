@@ -10,17 +10,27 @@ const BASE = "127.0.0.1\tlocalhost\n";
 const WEB = { name: "web", address: "10.0.0.5", names: ["web.internal", "web"], comment: "frontend" };
 const WEB_LINE = "10.0.0.5\tweb.internal web # frontend\n";
 
+/**
+ * One scenario for the enclosing suite, given to `use` once made; each test starts from a copy of its
+ * first files (as the rows' suite does), so that their runs share the provider process the harness parks.
+ */
+function scenarioPerSuite(use: (scenario: HostsScenario) => void): void {
+    let scenario: HostsScenario | undefined;
+    let fresh: ScenarioSnapshot;
+    before(async () => {
+        scenario = await hostsScenario(BASE);
+        fresh = await scenario.snapshot();
+        use(scenario);
+    });
+    beforeEach(() => scenario?.restore(fresh));
+    after(() => scenario?.cleanup());
+}
+
 describe("seed 002: Read, Import and Manage", () => {
     let s: HostsScenario;
-    let fresh: ScenarioSnapshot;
-    // One scenario for the suite, each test starting from a copy of its first files (as the rows' suite
-    // does), so that their runs share the provider process the harness parks.
-    before(async () => {
-        s = await hostsScenario(BASE);
-        fresh = await s.snapshot();
+    scenarioPerSuite((made) => {
+        s = made;
     });
-    beforeEach(() => s.restore(fresh));
-    after(() => s?.cleanup());
 
     describe("Read: HostEntry.get", () => {
         it("reads an existing line by id without managing it: Read with the given props, never deleted", async () => {
@@ -116,15 +126,9 @@ describe("seed 002: Read, Import and Manage", () => {
 
 describe("seed 004: validation first, partial state and no zombies", () => {
     let s: HostsScenario;
-    let fresh: ScenarioSnapshot;
-    // One scenario for the suite, each test starting from a copy of its first files (as the rows' suite
-    // does), so that their runs share the provider process the harness parks.
-    before(async () => {
-        s = await hostsScenario(BASE);
-        fresh = await s.snapshot();
+    scenarioPerSuite((made) => {
+        s = made;
     });
-    beforeEach(() => s.restore(fresh));
-    after(() => s?.cleanup());
 
     it("stops a preview at a validation failure, naming the property, before any write", async () => {
         const result = await s.preview([WEB, { name: "bad", address: "10.0.0.6", names: ["bad name"] }]);
