@@ -1,33 +1,69 @@
 // Loaded (NODE_OPTIONS=--require) into the Node.js processes the tests' Pulumi CLI starts: the programs,
-// the dynamic-provider processes and the helpers they run. @pulumi/pulumi loads TypeScript and npm's
-// arborist as it is imported, for closure serialization and its code paths, which our resources never
-// run (see docs/architecture.md on how the provider is stored in state); that is about 320 ms of every
-// such process, and most of what is left of a test's engine operation on two cores. Here each is
-// loaded on first use instead: a process that serializes a closure still gets the real modules, the
-// moment it touches them. Nothing else is deferred, and nothing of ours is: the suites that test the
-// package as a user installs it (test/compat/) run without this.
+// the dynamic-provider processes and the helpers they run. @pulumi/pulumi loads, as it is imported,
+// modules for code paths our resources never run: TypeScript and npm's arborist and
+// normalize-package-data for closure serialization and its code paths (see docs/architecture.md on how
+// the provider is stored in state), execa for the Automation API, js-yaml for a package.yaml, and the
+// OpenTelemetry SDK and exporters its program runner starts only under `--tracing`. Here each is loaded
+// on first use instead: a process that serializes a closure, runs the CLI, reads YAML or traces still
+// gets the real modules, the moment it touches them. Together they are about 0.3 CPU-s of an operation
+// that runs a program and its provider (2.1 CPU-s without this, 1.8 with it). Nothing else is deferred,
+// and nothing of ours is: the suites that test the package as a user installs it (test/compat/) run
+// without this.
 
 const Module = require("node:module");
 
 const load = Module._load;
-/** Requests deferred, when they come from @pulumi/pulumi's own files. */
-const DEFERRED = [/^@npmcli\/arborist$/, /(^|[/\\])typescript-shim$/];
-const FROM_SDK = /[/\\]@pulumi[/\\]pulumi[/\\]/;
+
+/**
+ * What is deferred: a request from a file of @pulumi/pulumi's that `from` matches. `destructured`: that
+ * file takes the module's exports apart as it loads (`const { A } = require(...)`), so each export is
+ * handed out as a stand-in that loads the module when it is called, constructed or read.
+ */
+const DEFERRED = [
+    { request: /^@npmcli\/arborist$/, from: /[/\\]@pulumi[/\\]pulumi[/\\]/ },
+    { request: /(^|[/\\])typescript-shim$/, from: /[/\\]@pulumi[/\\]pulumi[/\\]/ },
+    { request: /^normalize-package-data$/, from: /[/\\]@pulumi[/\\]pulumi[/\\]runtime[/\\]closure[/\\]/ },
+    { request: /^execa$/, from: /[/\\]@pulumi[/\\]pulumi[/\\]automation[/\\]/ },
+    { request: /^js-yaml$/, from: /[/\\]@pulumi[/\\]pulumi[/\\]/ },
+    {
+        request: /^@opentelemetry\/(?!api$)/,
+        from: /[/\\]@pulumi[/\\]pulumi[/\\]cmd[/\\]run[/\\]tracing\.js$/,
+        destructured: true,
+    },
+];
 
 Module._load = function deferSdkModule(request, parent, ...rest) {
-    if (!parent?.filename || !FROM_SDK.test(parent.filename) || !DEFERRED.some((re) => re.test(request))) {
-        return load.call(this, request, parent, ...rest);
-    }
+    const deferred = parent?.filename && DEFERRED.find((d) => d.request.test(request) && d.from.test(parent.filename));
+    if (!deferred) return load.call(this, request, parent, ...rest);
     let real;
     const module = () => {
         real ??= load.call(this, request, parent, ...rest);
         return real;
     };
+    // What TypeScript's `__importDefault` and `__importStar` read as `default`: a CommonJS module is itself.
+    const exported = (key) => (key === "default" && !module().__esModule ? module() : module()[key]);
+    const standIns = new Map();
+    const standIn = (key) => {
+        if (!standIns.has(key)) {
+            standIns.set(
+                key,
+                new Proxy(function deferredExport() {}, {
+                    apply: (_, self, args) => Reflect.apply(exported(key), self, args),
+                    construct: (_, args) => Reflect.construct(exported(key), args),
+                    get: (_, name) => exported(key)[name],
+                }),
+            );
+        }
+        return standIns.get(key);
+    };
     return new Proxy(
         {},
         {
-            // `__importStar` returns a module that says it is one as it is, instead of copying its keys now.
-            get: (_, key) => (key === "__esModule" ? true : module()[key]),
+            // `__importStar` and `__importDefault` return a module that says it is one as it is.
+            get: (_, key) => {
+                if (key === "__esModule") return true;
+                return deferred.destructured ? standIn(key) : exported(key);
+            },
             has: (_, key) => key in module(),
             ownKeys: () => Reflect.ownKeys(module()),
             getOwnPropertyDescriptor: (_, key) => {

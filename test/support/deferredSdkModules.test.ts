@@ -1,7 +1,8 @@
-// Guards the hook the tests' CLI processes load (deferredSdkModules.js): importing @pulumi/pulumi loads
-// neither TypeScript nor npm's arborist, and what uses them (closure serialization, its code paths) still
-// works, loading them then. A hook that broke them would pass every suite of ours and fail a user's
-// program that serializes a closure; one that deferred nothing would cost the loop its gain silently.
+// Guards the hook the tests' CLI processes load (deferredSdkModules.js): importing @pulumi/pulumi and its
+// program runner's tracing loads none of the modules it defers, and what uses them (closure
+// serialization and its code paths, the Automation API's commands, tracing) still works, loading them
+// then. A hook that broke them would pass every suite of ours and fail a user's program that serializes
+// a closure or traces; one that deferred nothing would cost the loop its gain silently.
 
 import { strict as assert } from "node:assert";
 import { execFile } from "node:child_process";
@@ -19,15 +20,32 @@ async function withHook(code: string): Promise<Record<string, unknown>> {
 
 const LOADED = `const loaded = (part) => Object.keys(require.cache).some((file) => file.includes(part));`;
 
-describe("deferring the SDK's closure modules in the tests' CLI processes", function () {
+describe("deferring the SDK's modules for code paths our resources never run, in the tests' CLI processes", function () {
     this.timeout(60_000);
 
-    it("imports @pulumi/pulumi without loading TypeScript or arborist", async () => {
+    it("imports @pulumi/pulumi and its program runner's tracing without loading what the hook defers", async () => {
         const seen = await withHook(`${LOADED}
             require("@pulumi/pulumi");
             require("@pulumi/pulumi/dynamic");
-            process.stdout.write(JSON.stringify({ typescript: loaded("/typescript/"), arborist: loaded("/@npmcli/arborist/") }));`);
-        assert.deepEqual(seen, { typescript: false, arborist: false });
+            require("@pulumi/pulumi/cmd/run/tracing");
+            process.stdout.write(JSON.stringify({
+                typescript: loaded("/typescript/"),
+                arborist: loaded("/@npmcli/arborist/"),
+                normalizePackageData: loaded("/normalize-package-data/"),
+                execa: loaded("/execa/"),
+                yaml: loaded("/js-yaml/"),
+                tracingSdk: loaded("/@opentelemetry/sdk-trace-node/"),
+                zipkin: loaded("/@opentelemetry/exporter-zipkin/"),
+            }));`);
+        assert.deepEqual(seen, {
+            typescript: false,
+            arborist: false,
+            normalizePackageData: false,
+            execa: false,
+            yaml: false,
+            tracingSdk: false,
+            zipkin: false,
+        });
     });
 
     it("still serializes a closure and computes its code paths, loading them on first use", async () => {
@@ -46,5 +64,42 @@ describe("deferring the SDK's closure modules in the tests' CLI processes", func
                 }));
             })();`);
         assert.deepEqual(seen, { result: 42, codePaths: true, typescript: true, arborist: true });
+    });
+
+    it("still runs a command through the Automation API, loading execa then", async () => {
+        const seen = await withHook(`${LOADED}
+            const { PulumiCommand } = require("@pulumi/pulumi/automation");
+            new PulumiCommand("/bin/echo", null).run(["deferred"], process.cwd(), {}).then((result) =>
+                process.stdout.write(JSON.stringify({ stdout: result.stdout.trim(), execa: loaded("/execa/") })));`);
+        assert.deepEqual(seen, { stdout: "deferred --non-interactive", execa: true });
+    });
+
+    it("still reads a package.yaml, loading js-yaml then", async () => {
+        const seen = await withHook(`${LOADED}
+            const { mkdtempSync, writeFileSync } = require("node:fs");
+            const { join } = require("node:path");
+            const dir = mkdtempSync(join(require("node:os").tmpdir(), "deferred-yaml-"));
+            writeFileSync(join(dir, "package.yaml"), "name: deferred\\nversion: 1.2.3\\n");
+            const { data } = require("@pulumi/pulumi/runtime/manifest").readPackageManifest(dir);
+            require("node:fs").rmSync(dir, { recursive: true });
+            process.stdout.write(JSON.stringify({ ...data, yaml: loaded("/js-yaml/") }));`);
+        assert.deepEqual(seen, { name: "deferred", version: "1.2.3", yaml: true });
+    });
+
+    it("still starts tracing (spans get a trace id), loading the OpenTelemetry SDK then", async () => {
+        const seen = await withHook(`${LOADED}
+            const tracing = require("@pulumi/pulumi/cmd/run/tracing");
+            const api = require("@opentelemetry/api");
+            const before = api.trace.getTracer("test").startSpan("before").spanContext().traceId;
+            tracing.start("http://127.0.0.1:9/api/v2/spans");
+            const span = api.trace.getTracer("test").startSpan("after");
+            const traceId = span.spanContext().traceId;
+            process.stdout.write(JSON.stringify({
+                before: /^0+$/.test(before),
+                traced: /^[0-9a-f]{32}$/.test(traceId) && !/^0+$/.test(traceId),
+                tracingSdk: loaded("/@opentelemetry/sdk-trace-node/"),
+            }));
+            process.exit(0);`);
+        assert.deepEqual(seen, { before: true, traced: true, tracingSdk: true });
     });
 });
