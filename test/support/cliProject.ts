@@ -8,13 +8,11 @@
 import { strict as assert } from "node:assert";
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, rmSync } from "node:fs";
 import { cp, mkdir, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type EngineEvent, LocalWorkspace, type OpType, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
 import { stopProcessesIn } from "./processes";
-import { makeTempDir, REPO_ROOT, type TempDir } from "./projects";
+import { makeProcessTempDir, makeTempDir, REPO_ROOT, type TempDir } from "./projects";
 import { cliEnv, type PulumiCli } from "./pulumiCli";
 import { programKey, typeCheckEnv, typeChecked } from "./typeCheckedPrograms";
 import { testSecretsProvider } from "./vaultTransit";
@@ -195,11 +193,7 @@ let templatesKept = 0;
 
 /** Copies the new stack of `dir` (its backend and config file) into a template directory; resolves with it. */
 async function keepAsTemplate(dir: string, backend: string, stackName: string): Promise<string> {
-    if (!templatesDir) {
-        templatesDir = mkdtempSync(join(tmpdir(), "pulumi-lifecycle-stack-templates-"));
-        const made = templatesDir;
-        process.once("exit", () => rmSync(made, { recursive: true, force: true }));
-    }
+    templatesDir ??= makeProcessTempDir("pulumi-lifecycle-stack-templates-");
     const at = join(templatesDir, String(++templatesKept));
     await cp(backend, join(at, "backend"), { recursive: true });
     await cp(join(dir, stackConfigFile(stackName)), join(at, stackConfigFile(stackName)));

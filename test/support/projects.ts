@@ -2,6 +2,7 @@
 // node_modules/pulumi-lifecycle link to the repository. The provider server runs in such a project,
 // so `__provider` resolves the package by name exactly as in a user's project.
 
+import { mkdtempSync, rmSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -19,6 +20,13 @@ export interface TempDir {
 export async function makeTempDir(prefix = "pulumi-lifecycle-test-"): Promise<TempDir> {
     const dir = await mkdtemp(join(tmpdir(), prefix));
     return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** Creates a temporary directory of this process's own, removed when the process exits. */
+export function makeProcessTempDir(prefix: string): string {
+    const dir = mkdtempSync(join(tmpdir(), prefix));
+    process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+    return dir;
 }
 
 /** What `makeProject` writes; everything else in a project is a test's own. */

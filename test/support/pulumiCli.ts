@@ -4,10 +4,9 @@
 // fails the suite: there the CLI must have been built.
 
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, symlinkSync } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
-import { REPO_ROOT } from "./projects";
+import { makeProcessTempDir, REPO_ROOT } from "./projects";
 import { skipBecause } from "./system";
 
 const BUILD_SCRIPT = join(REPO_ROOT, "test", "tools", "pulumi-cli", "build.sh");
@@ -55,8 +54,7 @@ function locate(): PulumiCli | string {
  * (`pulumi version`: 0.27 CPU-s against 0.19 with an empty one), about 500 starts per `npm test`.
  */
 function processHome(built: string): string {
-    const home = mkdtempSync(join(tmpdir(), "pulumi-lifecycle-cli-home-"));
-    process.once("exit", () => rmSync(home, { recursive: true, force: true }));
+    const home = makeProcessTempDir("pulumi-lifecycle-cli-home-");
     // Without the plugins (random was not built), the programs that need one fail saying so, as before.
     if (existsSync(join(built, "plugins"))) symlinkSync(join(built, "plugins"), join(home, "plugins"), "junction");
     mkdirSync(join(home, "logs"));

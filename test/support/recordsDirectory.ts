@@ -3,18 +3,12 @@
 // directory, outlives every run, and a record left there by an earlier run whose server had the same
 // port (the kernel reuses them) would be followed by a later test as its own.
 
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { makeProcessTempDir } from "./projects";
 
 let directory: string | undefined;
 
 /** This test process's directory of records in flight. */
 export function recordsDirectory(): string {
-    if (directory === undefined) {
-        const made = mkdtempSync(join(tmpdir(), "pulumi-lifecycle-test-records-"));
-        process.once("exit", () => rmSync(made, { recursive: true, force: true }));
-        directory = made;
-    }
+    directory ??= makeProcessTempDir("pulumi-lifecycle-test-records-");
     return directory;
 }

@@ -4,12 +4,11 @@
 // it lives in one temporary directory, removed when the test run ends.
 
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { REPO_ROOT } from "../../support/projects";
+import { makeProcessTempDir, REPO_ROOT } from "../../support/projects";
 
 const run = promisify(execFile);
 
@@ -17,11 +16,7 @@ let root: string | undefined;
 
 /** The run's directory for tarball and projects, removed when the process exits. */
 function runDir(): string {
-    if (!root) {
-        const dir = mkdtempSync(join(tmpdir(), "pulumi-lifecycle-compat-"));
-        process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
-        root = dir;
-    }
+    root ??= makeProcessTempDir("pulumi-lifecycle-compat-");
     return root;
 }
 
