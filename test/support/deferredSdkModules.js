@@ -15,21 +15,26 @@ const Module = require("node:module");
 const load = Module._load;
 
 /**
+ * The files of @pulumi/pulumi under `path` (a directory ending in "/", "" for all of them), or that one
+ * file, with either path separator.
+ */
+function sdkFiles(path) {
+    const within = `@pulumi/pulumi/${path}`.replaceAll(".", "\\.").replaceAll("/", "[/\\\\]");
+    return new RegExp(`[/\\\\]${within}${path.endsWith(".js") ? "$" : ""}`);
+}
+
+/**
  * What is deferred: a request from a file of @pulumi/pulumi's that `from` matches. `destructured`: that
  * file takes the module's exports apart as it loads (`const { A } = require(...)`), so each export is
  * handed out as a stand-in that loads the module when it is called, constructed or read.
  */
 const DEFERRED = [
-    { request: /^@npmcli\/arborist$/, from: /[/\\]@pulumi[/\\]pulumi[/\\]/ },
-    { request: /(^|[/\\])typescript-shim$/, from: /[/\\]@pulumi[/\\]pulumi[/\\]/ },
-    { request: /^normalize-package-data$/, from: /[/\\]@pulumi[/\\]pulumi[/\\]runtime[/\\]closure[/\\]/ },
-    { request: /^execa$/, from: /[/\\]@pulumi[/\\]pulumi[/\\]automation[/\\]/ },
-    { request: /^js-yaml$/, from: /[/\\]@pulumi[/\\]pulumi[/\\]/ },
-    {
-        request: /^@opentelemetry\/(?!api$)/,
-        from: /[/\\]@pulumi[/\\]pulumi[/\\]cmd[/\\]run[/\\]tracing\.js$/,
-        destructured: true,
-    },
+    { request: /^@npmcli\/arborist$/, from: sdkFiles("") },
+    { request: /(^|[/\\])typescript-shim$/, from: sdkFiles("") },
+    { request: /^normalize-package-data$/, from: sdkFiles("runtime/closure/") },
+    { request: /^execa$/, from: sdkFiles("automation/") },
+    { request: /^js-yaml$/, from: sdkFiles("") },
+    { request: /^@opentelemetry\/(?!api$)/, from: sdkFiles("cmd/run/tracing.js"), destructured: true },
 ];
 
 Module._load = function deferSdkModule(request, parent, ...rest) {
