@@ -90,10 +90,18 @@ export function requirePulumiCli(context: Mocha.Context): PulumiCli {
  * The environment for running the CLI offline against a local file backend: the CLI's PULUMI_HOME (the
  * one holding its plugins), no update checks, no plugin downloads (a missing plugin fails at once), and
  * the CLI's bin directory first on PATH so the engine finds the language host beside it.
+ *
+ * And no NODE_EXTRA_CA_CERTS: Node.js parses that bundle as every process starts, whether or not it
+ * ever opens a TLS connection (0.08 CPU-s a process here, where the machine's environment names the
+ * system bundle of 144 certificates; 0.02 without it). Each operation starts four Node.js processes
+ * (the program, its provider, and the two `node -e require.resolve(...)` the language host and the
+ * provider's launcher run), and every one of them talks to the engine and to local servers only; an
+ * npm run under the CLI (`pulumi install`) takes its `cafile` from npm's own configuration.
  */
 export function cliEnv(cli: PulumiCli, options: { backend: string }): Record<string, string> {
     const home = cli.home ?? process.env.PULUMI_HOME;
     return {
+        NODE_EXTRA_CA_CERTS: "",
         PATH: `${cli.binDir}${delimiter}${process.env.PATH ?? ""}`,
         ...(home ? { PULUMI_HOME: home } : {}),
         PULUMI_BACKEND_URL: `file://${options.backend}`,
