@@ -8,7 +8,7 @@
 
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, realpathSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 
 /** The programs (by `programKey`) an operation of this process has type-checked and run to the end. */
 const checked = new Set<string>();
@@ -17,24 +17,47 @@ const checked = new Set<string>();
 const TYPED_PACKAGES = ["pulumi-lifecycle", "@pulumi/pulumi", "@pulumi/random", "typescript"];
 
 /**
- * What identifies the TypeScript program in `dir` for its type-check: its top-level .ts files, tsconfig,
- * Pulumi.yaml and package.json, and the installs its typed packages resolve to; undefined when the
- * project has no TypeScript file (a JavaScript program is never type-checked).
+ * What identifies the TypeScript program of the project in `dir` for its type-check: the top-level .ts
+ * files of its program's directory (Pulumi.yaml's `main`, else the project's), the tsconfig, Pulumi.yaml
+ * and package.json of both, and the installs its typed packages resolve to; undefined when the program
+ * has no TypeScript file (a JavaScript program is never type-checked).
  */
 export function programKey(dir: string): string | undefined {
-    const names = readdirSync(dir).filter((name) => name.endsWith(".ts") && !name.endsWith(".d.ts"));
+    const programDir = mainDirectory(dir);
+    const names = readdirSync(programDir).filter((name) => name.endsWith(".ts") && !name.endsWith(".d.ts"));
     if (names.length === 0) return undefined;
     const hash = createHash("sha256");
-    for (const name of [...names.sort(), "tsconfig.json", "Pulumi.yaml", "package.json"]) {
+    const manifests = ["tsconfig.json", "Pulumi.yaml", "package.json"];
+    const files = [...names.sort(), ...manifests].map((name): [string, string] => [name, join(programDir, name)]);
+    if (programDir !== dir)
+        files.push(...manifests.map((name): [string, string] => [`project:${name}`, join(dir, name)]));
+    for (const [name, file] of files) {
         hash.update(`${name}\0`);
         try {
-            hash.update(readFileSync(join(dir, name)));
+            hash.update(readFileSync(file));
         } catch {
             hash.update("(none)");
         }
     }
-    for (const name of TYPED_PACKAGES) hash.update(`${name}\0${installOf(dir, name)}\0`);
+    for (const name of TYPED_PACKAGES) hash.update(`${name}\0${installOf(programDir, name)}\0`);
     return hash.digest("hex");
+}
+
+/**
+ * The directory of the project's program: where Pulumi.yaml's top-level `main` points (the root
+ * Pulumi.yaml runs examples/hosts/index.ts), the file's directory when it names a file; else the project.
+ */
+function mainDirectory(dir: string): string {
+    let manifest = "";
+    try {
+        manifest = readFileSync(join(dir, "Pulumi.yaml"), "utf8");
+    } catch {
+        return dir;
+    }
+    const main = /^main:[ \t]*["']?([^"'\r\n#]+?)["']?[ \t]*(?:#.*)?$/m.exec(manifest)?.[1];
+    if (main === undefined) return dir;
+    const target = resolve(dir, main);
+    return /\.[cm]?[jt]s$/.test(target) ? dirname(target) : target;
 }
 
 /** The environment an operation on the program `key` runs with: type-checked unless it was already. */
