@@ -25,6 +25,7 @@ import { commitOf, packCommit, packCurrent, packedManifest, tarballDigest, treeD
 import { makeTempDir, REPO_ROOT, type TempDir } from "../support/projects";
 import { type PulumiCli, requirePulumiCli } from "../support/pulumiCli";
 import { skipBecause } from "../support/system";
+import { programKey, typeCheckEnv, typeChecked } from "../support/typeCheckedPrograms";
 import { WIDGETS_TOKEN } from "../tasks/asyncResource/dialectFixtures";
 
 const runFile = promisify(execFile);
@@ -246,12 +247,16 @@ describe(`an upgrade from the package at ${OLD_COMMIT} to this checkout, under t
     /** Runs `pulumi <args>` on the stack in the project, as a user types it, with the engine's event log. */
     async function pulumi(args: string[]): Promise<Run> {
         const eventLog = join(temp.dir, "events", `${++runs}.jsonl`);
+        // Type-checked on the first run of each install (its package.json names the tarball), as the
+        // other real-CLI suites do (typeCheckedPrograms.ts).
+        const program = programKey(dir);
         // `--event-log` exists only with PULUMI_DEBUG_COMMANDS, as the Automation API runs the CLI.
         const { done } = project.spawn(
             [...args, "--stack", project.stack.name, "--non-interactive", "--color", "never", "--event-log", eventLog],
-            { PULUMI_DEBUG_COMMANDS: "true" },
+            { PULUMI_DEBUG_COMMANDS: "true", ...typeCheckEnv(program) },
         );
         const { code, output } = await done;
+        if (code === 0) typeChecked(program);
         printed.push(output);
         const events = (await readFile(eventLog, "utf8").catch(() => ""))
             .split("\n")
