@@ -22,6 +22,8 @@ export interface CliBenchRun {
     readonly refreshSeconds: number;
     /** The provider process's CPU for a refresh's Reads and Diffs, replayed without the CLI (refreshReplay.ts). */
     readonly replayCpuSeconds: number | undefined;
+    /** The same RPCs replayed again in that process, warm (refreshReplay.ts). */
+    readonly warmReplayCpuSeconds: number | undefined;
     readonly stateBytes: number;
 }
 
@@ -118,10 +120,13 @@ async function measure(stacks: readonly BenchStack[]): Promise<CliBenchRun[]> {
         checkpoints.push(join(states, projectDir as string, "bench.json"));
     }
     const replays: number[][] = stacks.map(() => []);
+    const warmReplays: number[][] = stacks.map(() => []);
     for (let i = 0; i < REPLAYS; i++) {
         for (const [at, stack] of stacks.entries()) {
             const cpu = await replayRefresh(stack.dir, checkpoints[at] as string);
-            if (cpu !== undefined) replays[at]?.push(cpu);
+            if (cpu === undefined) continue;
+            replays[at]?.push(cpu.first);
+            warmReplays[at]?.push(...cpu.warm);
         }
     }
     const runs: CliBenchRun[] = [];
@@ -129,10 +134,12 @@ async function measure(stacks: readonly BenchStack[]): Promise<CliBenchRun[]> {
         const stateBytes = (await stat(checkpoints[at] as string)).size;
         await stack.pulumi(["destroy", "--yes", "--skip-preview", "--non-interactive"]);
         const replayed = replays[at] ?? [];
+        const warm = warmReplays[at] ?? [];
         runs.push({
             upSeconds: ups[at] as number,
             refreshSeconds: median(refreshes[at] ?? []),
             replayCpuSeconds: replayed.length > 0 ? median(replayed) : undefined,
+            warmReplayCpuSeconds: warm.length > 0 ? median(warm) : undefined,
             stateBytes,
         });
     }

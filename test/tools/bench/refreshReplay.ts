@@ -19,13 +19,27 @@ interface CheckpointResource {
     readonly outputs?: Props;
 }
 
+/** A replay's CPU seconds in one provider process: its first pass, and each pass after it. */
+export interface ReplayCpu {
+    /** The refresh's RPCs once, as a refresh sends them to a fresh process: what a refresh costs. */
+    readonly first: number;
+    /**
+     * The same RPCs again, `WARM_PASSES` times, in that process: the cost once V8 has compiled the code
+     * and the process has read the file, which tells the provider's work apart from its warming up.
+     */
+    readonly warm: readonly number[];
+}
+
+/** Passes after the first in each replay's process. */
+export const WARM_PASSES = 3;
+
 /**
  * Replays a refresh of the stack whose checkpoint is `checkpoint` into a fresh provider process in
- * `projectDir`; resolves with that process's CPU seconds for the Reads and Diffs (its start and the SDK's
- * loading excluded, the package's runtime included, as a refresh's first Read loads it), or undefined on
- * a system without /proc.
+ * `projectDir`, then `WARM_PASSES` times more in that process; resolves with that process's CPU seconds
+ * for each pass of Reads and Diffs (its start and the SDK's loading excluded, the package's runtime
+ * included in the first, as a refresh's first Read loads it), or undefined on a system without /proc.
  */
-export async function replayRefresh(projectDir: string, checkpoint: string): Promise<number | undefined> {
+export async function replayRefresh(projectDir: string, checkpoint: string): Promise<ReplayCpu | undefined> {
     const state = JSON.parse(readFileSync(checkpoint, "utf8")) as {
         checkpoint: { latest: { resources: CheckpointResource[] } };
     };
@@ -35,14 +49,20 @@ export async function replayRefresh(projectDir: string, checkpoint: string): Pro
     const server = await ProviderServer.start({ projectDir });
     try {
         await server.configure({});
-        const before = cpuSeconds(server.pid);
-        await inFlight(resources.length, async (at) => {
-            const { urn, id = "", inputs = {}, outputs = {} } = resources[at] as CheckpointResource;
-            const read = await server.read(urn, id, outputs, inputs);
-            await server.diff(urn, id, read.properties, read.inputs ?? inputs);
-        });
-        const after = cpuSeconds(server.pid);
-        return before === undefined || after === undefined ? undefined : after - before;
+        const passes: number[] = [];
+        for (let pass = 0; pass <= WARM_PASSES; pass++) {
+            const before = cpuSeconds(server.pid);
+            await inFlight(resources.length, async (at) => {
+                const { urn, id = "", inputs = {}, outputs = {} } = resources[at] as CheckpointResource;
+                const read = await server.read(urn, id, outputs, inputs);
+                await server.diff(urn, id, read.properties, read.inputs ?? inputs);
+            });
+            const after = cpuSeconds(server.pid);
+            if (before === undefined || after === undefined) return undefined;
+            passes.push(after - before);
+        }
+        const [first = 0, ...warm] = passes;
+        return { first, warm };
     } finally {
         await server.stop();
     }

@@ -15,6 +15,7 @@ import {
     type HostsRun,
 } from "./hostsBench";
 import { machineLine, table } from "./machine";
+import { WARM_PASSES } from "./refreshReplay";
 import { benchTasks, percentile, type TasksRun } from "./tasksBench";
 
 const SIZES = [100, 1_000, 10_000];
@@ -239,6 +240,14 @@ async function cli(): Promise<void> {
             cpu(noop.replayCpuSeconds),
             hostEntry.replayCpuSeconds !== undefined && noop.replayCpuSeconds !== undefined
                 ? ratio(hostEntry.replayCpuSeconds, noop.replayCpuSeconds)
+                : "n/a",
+        ],
+        [
+            `the same RPCs again in that process, warm (median of ${REPLAYS * WARM_PASSES})`,
+            cpu(hostEntry.warmReplayCpuSeconds),
+            cpu(noop.warmReplayCpuSeconds),
+            hostEntry.warmReplayCpuSeconds !== undefined && noop.warmReplayCpuSeconds !== undefined
+                ? ratio(hostEntry.warmReplayCpuSeconds, noop.warmReplayCpuSeconds)
                 : "n/a",
         ],
         [
