@@ -12,7 +12,7 @@ import { promisify } from "node:util";
 import { makeTempDir, REPO_ROOT } from "../../support/projects";
 import { cliEnv, pulumiCli } from "../../support/pulumiCli";
 import { median } from "./median";
-import { replayRefresh } from "./refreshReplay";
+import { type ReplayCpu, replayRefresh } from "./refreshReplay";
 
 const run = promisify(execFile);
 
@@ -119,27 +119,24 @@ async function measure(stacks: readonly BenchStack[]): Promise<CliBenchRun[]> {
         const [projectDir] = await readdir(states);
         checkpoints.push(join(states, projectDir as string, "bench.json"));
     }
-    const replays: number[][] = stacks.map(() => []);
-    const warmReplays: number[][] = stacks.map(() => []);
+    const replays: ReplayCpu[][] = stacks.map(() => []);
     for (let i = 0; i < REPLAYS; i++) {
         for (const [at, stack] of stacks.entries()) {
             const cpu = await replayRefresh(stack.dir, checkpoints[at] as string);
-            if (cpu === undefined) continue;
-            replays[at]?.push(cpu.first);
-            warmReplays[at]?.push(...cpu.warm);
+            if (cpu !== undefined) replays[at]?.push(cpu);
         }
     }
+    const medianOf = (values: number[]) => (values.length > 0 ? median(values) : undefined);
     const runs: CliBenchRun[] = [];
     for (const [at, stack] of stacks.entries()) {
         const stateBytes = (await stat(checkpoints[at] as string)).size;
         await stack.pulumi(["destroy", "--yes", "--skip-preview", "--non-interactive"]);
         const replayed = replays[at] ?? [];
-        const warm = warmReplays[at] ?? [];
         runs.push({
             upSeconds: ups[at] as number,
             refreshSeconds: median(refreshes[at] ?? []),
-            replayCpuSeconds: replayed.length > 0 ? median(replayed) : undefined,
-            warmReplayCpuSeconds: warm.length > 0 ? median(warm) : undefined,
+            replayCpuSeconds: medianOf(replayed.map((cpu) => cpu.first)),
+            warmReplayCpuSeconds: medianOf(replayed.flatMap((cpu) => cpu.warm)),
             stateBytes,
         });
     }

@@ -2,7 +2,7 @@
 
 import { printAsyncDialectsBench } from "./asyncDialectsBench";
 import { BIG_FILE_LINES, benchBigFile, FRESH_PROCESSES, MANAGED } from "./bigFileBench";
-import { benchCli, REFRESHES, REPLAYS } from "./cliBench";
+import { benchCli, type CliBenchRun, REFRESHES, REPLAYS } from "./cliBench";
 import { printFleetBench } from "./fleet";
 import { benchForeignWriter, type ForeignWriterRun } from "./foreignWriterBench";
 import {
@@ -221,6 +221,16 @@ async function cli(): Promise<void> {
     console.log(`CLI: ${version}\n`);
     const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
     const cpu = (seconds: number | undefined) => (seconds === undefined ? "n/a (no /proc)" : `${seconds.toFixed(2)} s`);
+    /** A row of CPU seconds that a system without /proc cannot measure. */
+    const cpuRow = (label: string, of: (run: CliBenchRun) => number | undefined) => {
+        const [ours, theirs] = [of(hostEntry), of(noop)];
+        return [
+            label,
+            cpu(ours),
+            cpu(theirs),
+            ours !== undefined && theirs !== undefined ? ratio(ours, theirs) : "n/a",
+        ];
+    };
     const rows = [
         [
             "pulumi up",
@@ -234,22 +244,11 @@ async function cli(): Promise<void> {
             `${noop.refreshSeconds.toFixed(1)} s`,
             ratio(hostEntry.refreshSeconds, noop.refreshSeconds),
         ],
-        [
-            `provider CPU, a refresh's RPCs replayed (median of ${REPLAYS})`,
-            cpu(hostEntry.replayCpuSeconds),
-            cpu(noop.replayCpuSeconds),
-            hostEntry.replayCpuSeconds !== undefined && noop.replayCpuSeconds !== undefined
-                ? ratio(hostEntry.replayCpuSeconds, noop.replayCpuSeconds)
-                : "n/a",
-        ],
-        [
+        cpuRow(`provider CPU, a refresh's RPCs replayed (median of ${REPLAYS})`, (run) => run.replayCpuSeconds),
+        cpuRow(
             `the same RPCs again in that process, warm (median of ${REPLAYS * WARM_PASSES})`,
-            cpu(hostEntry.warmReplayCpuSeconds),
-            cpu(noop.warmReplayCpuSeconds),
-            hostEntry.warmReplayCpuSeconds !== undefined && noop.warmReplayCpuSeconds !== undefined
-                ? ratio(hostEntry.warmReplayCpuSeconds, noop.warmReplayCpuSeconds)
-                : "n/a",
-        ],
+            (run) => run.warmReplayCpuSeconds,
+        ),
         [
             "state (checkpoint)",
             `${(hostEntry.stateBytes / 1024).toFixed(0)} KB`,
