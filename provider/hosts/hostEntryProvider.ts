@@ -218,7 +218,7 @@ export class HostEntryProvider implements dynamic.ResourceProvider<HostEntryInpu
 
     /**
      * Settles the ids asked for one file in one turn of the event loop together: one real path and one
-     * read of the journal for all of them (a refresh asks three times per entry, its Read and two Diffs).
+     * read of the journal for all of them (a refresh asks twice per entry: its Read, then its Diff).
      */
     private async settleBatch(key: string, place: HostsFileLocation, ids: ReadonlySet<string>): Promise<void> {
         await new Promise((resolve) => setImmediate(resolve));

@@ -193,7 +193,7 @@ function isRemote(real: string): boolean {
 
 const privateNames = new Map<string, string>();
 
-/** The name of `real`'s journal in the private directory; kept per path, since a refresh asks three times per entry. */
+/** The name of `real`'s journal in the private directory; kept per path, since every lookup of the journal asks for it. */
 function privateJournalName(real: string): string {
     let name = privateNames.get(real);
     if (name === undefined) {
