@@ -12,6 +12,7 @@ import { promisify } from "node:util";
 import { makeTempDir, REPO_ROOT } from "../../support/projects";
 import { cliEnv, pulumiCli } from "../../support/pulumiCli";
 import { median } from "./median";
+import { providerCodeCpu } from "./providerCode";
 import { type ReplayCpu, replayRefresh } from "./refreshReplay";
 
 const run = promisify(execFile);
@@ -24,6 +25,8 @@ export interface CliBenchRun {
     readonly replayCpuSeconds: number | undefined;
     /** The same RPCs replayed again in that process, warm (refreshReplay.ts). */
     readonly warmReplayCpuSeconds: number | undefined;
+    /** The replay's first pass without the SDK: the provider's own code, called directly (providerCode.ts). */
+    readonly codeCpuSeconds: number;
     readonly stateBytes: number;
 }
 
@@ -120,10 +123,12 @@ async function measure(stacks: readonly BenchStack[]): Promise<CliBenchRun[]> {
         checkpoints.push(join(states, projectDir as string, "bench.json"));
     }
     const replays: ReplayCpu[][] = stacks.map(() => []);
+    const codeRuns: ReplayCpu[][] = stacks.map(() => []);
     for (let i = 0; i < REPLAYS; i++) {
         for (const [at, stack] of stacks.entries()) {
             const cpu = await replayRefresh(stack.dir, checkpoints[at] as string);
             if (cpu !== undefined) replays[at]?.push(cpu);
+            codeRuns[at]?.push(await providerCodeCpu(stack.dir, checkpoints[at] as string));
         }
     }
     const medianOf = (values: number[]) => (values.length > 0 ? median(values) : undefined);
@@ -137,6 +142,7 @@ async function measure(stacks: readonly BenchStack[]): Promise<CliBenchRun[]> {
             refreshSeconds: median(refreshes[at] ?? []),
             replayCpuSeconds: medianOf(replayed.map((cpu) => cpu.first)),
             warmReplayCpuSeconds: medianOf(replayed.flatMap((cpu) => cpu.warm)),
+            codeCpuSeconds: median((codeRuns[at] ?? []).map((cpu) => cpu.first)),
             stateBytes,
         });
     }
