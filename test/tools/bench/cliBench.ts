@@ -23,6 +23,8 @@ export interface CliBenchRun {
     readonly refreshSeconds: number;
     /** The provider process's CPU for a refresh's Reads and Diffs, replayed without the CLI (refreshReplay.ts). */
     readonly replayCpuSeconds: number | undefined;
+    /** The lowest and highest of those replays' CPU seconds: their spread. */
+    readonly replayCpuRange: readonly [number, number] | undefined;
     /** The same RPCs replayed again in that process, warm (refreshReplay.ts). */
     readonly warmReplayCpuSeconds: number | undefined;
     /** The replay's first pass without the SDK: the provider's own code, called directly (providerCode.ts). */
@@ -132,6 +134,8 @@ async function measure(stacks: readonly BenchStack[]): Promise<CliBenchRun[]> {
         }
     }
     const medianOf = (values: number[]) => (values.length > 0 ? median(values) : undefined);
+    const rangeOf = (values: number[]) =>
+        values.length > 0 ? ([Math.min(...values), Math.max(...values)] as const) : undefined;
     const runs: CliBenchRun[] = [];
     for (const [at, stack] of stacks.entries()) {
         const stateBytes = (await stat(checkpoints[at] as string)).size;
@@ -141,6 +145,7 @@ async function measure(stacks: readonly BenchStack[]): Promise<CliBenchRun[]> {
             upSeconds: ups[at] as number,
             refreshSeconds: median(refreshes[at] ?? []),
             replayCpuSeconds: medianOf(replayed.map((cpu) => cpu.first)),
+            replayCpuRange: rangeOf(replayed.map((cpu) => cpu.first)),
             warmReplayCpuSeconds: medianOf(replayed.flatMap((cpu) => cpu.warm)),
             codeCpuSeconds: median((codeRuns[at] ?? []).map((cpu) => cpu.first)),
             stateBytes,

@@ -264,12 +264,15 @@ async function cli(): Promise<void> {
         ],
     ];
     console.log(table(["", "HostEntry", "no-op provider", "ratio"], rows));
-    if (hostEntry.replayCpuSeconds !== undefined && noop.replayCpuSeconds !== undefined) {
-        const gap = hostEntry.replayCpuSeconds - noop.replayCpuSeconds;
-        const code = hostEntry.codeCpuSeconds - noop.codeCpuSeconds;
+    const [ourRange, theirRange] = [hostEntry.replayCpuRange, noop.replayCpuRange];
+    if (hostEntry.replayCpuSeconds !== undefined && noop.replayCpuSeconds !== undefined && ourRange && theirRange) {
+        // Both medians, not their difference's breakdown: a replay varies by more than the gap it measures.
+        const seconds = (value: number) => `${value >= 0 ? "+" : ""}${value.toFixed(2)} s`;
+        const range = ([low, high]: readonly [number, number]) => `${low.toFixed(2)}-${high.toFixed(2)} s`;
         console.log(
-            `\nOf the replay's ${gap.toFixed(2)} CPU-s over the no-op provider, the providers' own code makes ` +
-                `${code.toFixed(2)} s; the rest, ${(gap - code).toFixed(2)} s, is in the SDK and gRPC: the same calls, carrying our state's larger messages.`,
+            `\nOver the no-op provider: the replayed RPCs ${seconds(hostEntry.replayCpuSeconds - noop.replayCpuSeconds)} ` +
+                `of CPU (the replays ranged ${range(ourRange)} and ${range(theirRange)}), the providers' own code ` +
+                `for them, without the SDK, ${seconds(hostEntry.codeCpuSeconds - noop.codeCpuSeconds)}.`,
         );
     }
 }
