@@ -125,7 +125,7 @@ async function measure(stacks: readonly BenchStack[]): Promise<CliBenchRun[]> {
         checkpoints.push(join(states, projectDir as string, "bench.json"));
     }
     const replays: ReplayCpu[][] = stacks.map(() => []);
-    const codeRuns: ReplayCpu[][] = stacks.map(() => []);
+    const codeRuns: number[][] = stacks.map(() => []);
     for (let i = 0; i < REPLAYS; i++) {
         for (const [at, stack] of stacks.entries()) {
             const cpu = await replayRefresh(stack.dir, checkpoints[at] as string);
@@ -147,7 +147,7 @@ async function measure(stacks: readonly BenchStack[]): Promise<CliBenchRun[]> {
             replayCpuSeconds: medianOf(replayed.map((cpu) => cpu.first)),
             replayCpuRange: rangeOf(replayed.map((cpu) => cpu.first)),
             warmReplayCpuSeconds: medianOf(replayed.flatMap((cpu) => cpu.warm)),
-            codeCpuSeconds: median((codeRuns[at] ?? []).map((cpu) => cpu.first)),
+            codeCpuSeconds: median(codeRuns[at] ?? []),
             stateBytes,
         });
     }

@@ -7,21 +7,18 @@
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { type ReplayCpu, WARM_PASSES } from "./refreshReplay";
 
 const run = promisify(execFile);
 
 /**
- * The CPU seconds of the providers' own code for a refresh of the stack whose checkpoint is `checkpoint`:
- * the first pass (building the provider included, as a refresh's first Read builds it) and
- * `WARM_PASSES` more in the same process.
+ * The CPU seconds of the providers' own code for one refresh of the stack whose checkpoint is
+ * `checkpoint`, building the provider included (as a refresh's first Read builds it). The child takes a
+ * count of warm passes to run after it (`node providerCodeChild.js <checkpoint> 3`); the bench needs none.
  */
-export async function providerCodeCpu(projectDir: string, checkpoint: string): Promise<ReplayCpu> {
+export async function providerCodeCpu(projectDir: string, checkpoint: string): Promise<number> {
     const child = join(__dirname, "providerCodeChild.js");
-    const { stdout } = await run(process.execPath, [child, checkpoint, String(WARM_PASSES)], {
-        cwd: projectDir,
-        maxBuffer: 1 << 20,
-    });
-    const [first = 0, ...warm] = JSON.parse(stdout) as number[];
-    return { first, warm };
+    const { stdout } = await run(process.execPath, [child, checkpoint, "0"], { cwd: projectDir, maxBuffer: 1 << 20 });
+    const [first] = JSON.parse(stdout) as number[];
+    if (first === undefined) throw new Error(`${child} printed no pass: ${stdout}`);
+    return first;
 }
