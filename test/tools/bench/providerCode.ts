@@ -7,17 +7,21 @@
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { ENGINE_PARALLEL } from "./hostsBench";
 
 const run = promisify(execFile);
 
 /**
  * The CPU seconds of the providers' own code for one refresh of the stack whose checkpoint is
  * `checkpoint`, building the provider included (as a refresh's first Read builds it). The child takes a
- * count of warm passes to run after it (`node providerCodeChild.js <checkpoint> 3`); the bench needs none.
+ * count of warm passes to run after it (`node providerCodeChild.js <checkpoint> 3 8`); the bench needs none.
  */
 export async function providerCodeCpu(projectDir: string, checkpoint: string): Promise<number> {
     const child = join(__dirname, "providerCodeChild.js");
-    const { stdout } = await run(process.execPath, [child, checkpoint, "0"], { cwd: projectDir, maxBuffer: 1 << 20 });
+    const { stdout } = await run(process.execPath, [child, checkpoint, "0", String(ENGINE_PARALLEL)], {
+        cwd: projectDir,
+        maxBuffer: 1 << 20,
+    });
     const [first] = JSON.parse(stdout) as number[];
     if (first === undefined) throw new Error(`${child} printed no pass: ${stdout}`);
     return first;

@@ -1,19 +1,19 @@
 // Run by providerCode.ts in a fresh Node.js process, in a Pulumi project, with a stack's checkpoint:
 // builds the provider its resources' `__provider` text names, as the dynamic-provider process does
 // (require-from-string from the project's @pulumi/pulumi, then `handler()`, then `configure`), and calls
-// its Read and then its Diff for every resource, eight at once, directly: no gRPC, no protobuf. Prints
-// the CPU seconds of each pass as JSON, the first one including building the provider (for ours, loading
-// the package's runtime). Plain JavaScript, so nothing but Node.js loads before the measurement.
+// its Read and then its Diff for every resource, as many at once as the replay sends (ENGINE_PARALLEL),
+// directly: no gRPC, no protobuf. Prints the CPU seconds of each pass as JSON, the first one including
+// building the provider (for ours, loading the package's runtime). Plain JavaScript, so nothing but
+// Node.js loads before the measurement.
 //
-//   node providerCodeChild.js <checkpoint.json> <warm passes>
+//   node providerCodeChild.js <checkpoint.json> <warm passes> <in flight>
 
 const { readFileSync } = require("node:fs");
 const { dirname } = require("node:path");
 
-const PARALLEL = 8;
-
-const [checkpoint, warmArgument] = process.argv.slice(2);
+const [checkpoint, warmArgument, parallelArgument] = process.argv.slice(2);
 const warmPasses = Number(warmArgument);
+const parallel = Number(parallelArgument);
 const resources = JSON.parse(readFileSync(checkpoint, "utf8")).checkpoint.latest.resources.filter(
     (resource) => resource.custom && resource.id !== undefined && !resource.type.startsWith("pulumi:providers:"),
 );
@@ -42,7 +42,7 @@ async function pass(provider, calls) {
             if (provider.diff) await provider.diff(id, read.props, read.inputs ?? inputs);
         }
     };
-    await Promise.all(Array.from({ length: PARALLEL }, worker));
+    await Promise.all(Array.from({ length: parallel }, worker));
 }
 
 (async () => {
