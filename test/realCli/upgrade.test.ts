@@ -25,7 +25,7 @@ import { commitOf, packCommit, packCurrent, packedManifest, tarballDigest, treeD
 import { makeTempDir, REPO_ROOT, type TempDir } from "../support/projects";
 import { type PulumiCli, requirePulumiCli } from "../support/pulumiCli";
 import { skipBecause } from "../support/system";
-import { programKey, typeCheckEnv, typeChecked } from "../support/typeCheckedPrograms";
+import { typeCheckedOnce } from "../support/typeCheckedPrograms";
 import { WIDGETS_TOKEN } from "../tasks/asyncResource/dialectFixtures";
 
 const runFile = promisify(execFile);
@@ -249,14 +249,25 @@ describe(`an upgrade from the package at ${OLD_COMMIT} to this checkout, under t
         const eventLog = join(temp.dir, "events", `${++runs}.jsonl`);
         // Type-checked on the first run of each install (its package.json names the tarball), as the
         // other real-CLI suites do (typeCheckedPrograms.ts).
-        const program = programKey(dir);
-        // `--event-log` exists only with PULUMI_DEBUG_COMMANDS, as the Automation API runs the CLI.
-        const { done } = project.spawn(
-            [...args, "--stack", project.stack.name, "--non-interactive", "--color", "never", "--event-log", eventLog],
-            { PULUMI_DEBUG_COMMANDS: "true", ...typeCheckEnv(program) },
+        const { code, output } = await typeCheckedOnce(
+            dir,
+            (typeCheck) =>
+                // `--event-log` exists only with PULUMI_DEBUG_COMMANDS, as the Automation API runs the CLI.
+                project.spawn(
+                    [
+                        ...args,
+                        "--stack",
+                        project.stack.name,
+                        "--non-interactive",
+                        "--color",
+                        "never",
+                        "--event-log",
+                        eventLog,
+                    ],
+                    { PULUMI_DEBUG_COMMANDS: "true", ...typeCheck },
+                ).done,
+            (run) => run.code === 0,
         );
-        const { code, output } = await done;
-        if (code === 0) typeChecked(program);
         printed.push(output);
         const events = (await readFile(eventLog, "utf8").catch(() => ""))
             .split("\n")

@@ -14,7 +14,7 @@ import { type EngineEvent, LocalWorkspace, type OpType, PulumiCommand, type Stac
 import { stopProcessesIn } from "./processes";
 import { makeProcessTempDir, makeTempDir, REPO_ROOT, type TempDir } from "./projects";
 import { cliEnv, type PulumiCli } from "./pulumiCli";
-import { programKey, typeCheckEnv, typeChecked } from "./typeCheckedPrograms";
+import { typeCheckedOnce } from "./typeCheckedPrograms";
 import { testSecretsProvider } from "./vaultTransit";
 
 /** One resource of a generated program. `commentFrom` makes the comment depend on another entry's id. */
@@ -373,27 +373,37 @@ export class CliProject {
             "--stack",
             this.stack.name,
         ];
-        // The workspace's environment holds PULUMI_HOME, the backend and the rest of cliEnv.
-        const program = programKey(this.dir);
-        const env = { PULUMI_DEBUG_COMMANDS: "true", ...workspace.envVars, ...typeCheckEnv(program) };
-        const outcome = await new Promise<{ ok: boolean; stdout: string; stderr: string }>((resolve) => {
-            execFile(
-                this.cli.pulumi,
-                [...args, "--non-interactive"],
-                {
-                    cwd: this.dir,
-                    env: { ...process.env, ...env, PULUMI_AUTOMATION_API: "true" },
-                    maxBuffer: Number.POSITIVE_INFINITY,
-                },
-                (error, stdout, stderr) =>
-                    // A failure's stderr carries everything the CLI printed, as the Automation API's
-                    // CommandError message does, so a test finds the engine's words in one place.
-                    resolve(
-                        error ? { ok: false, stdout, stderr: `${stderr}\n${stdout}` } : { ok: true, stdout, stderr },
-                    ),
-            );
-        });
-        if (outcome.ok) typeChecked(program);
+        const outcome = await typeCheckedOnce(
+            this.dir,
+            (typeCheck) =>
+                new Promise<{ ok: boolean; stdout: string; stderr: string }>((resolve) => {
+                    execFile(
+                        this.cli.pulumi,
+                        [...args, "--non-interactive"],
+                        {
+                            cwd: this.dir,
+                            // The workspace's environment holds PULUMI_HOME, the backend and the rest of cliEnv.
+                            env: {
+                                ...process.env,
+                                PULUMI_DEBUG_COMMANDS: "true",
+                                ...workspace.envVars,
+                                ...typeCheck,
+                                PULUMI_AUTOMATION_API: "true",
+                            },
+                            maxBuffer: Number.POSITIVE_INFINITY,
+                        },
+                        (error, stdout, stderr) =>
+                            // A failure's stderr carries everything the CLI printed, as the Automation API's
+                            // CommandError message does, so a test finds the engine's words in one place.
+                            resolve(
+                                error
+                                    ? { ok: false, stdout, stderr: `${stderr}\n${stdout}` }
+                                    : { ok: true, stdout, stderr },
+                            ),
+                    );
+                }),
+            (outcome) => outcome.ok,
+        );
         const events = await readFile(eventLog, "utf8").catch(() => "");
         await rm(eventLog, { force: true });
         return { ...outcome, ...eventsOf(events) };

@@ -60,14 +60,23 @@ function mainDirectory(dir: string): string {
     return /\.[cm]?[jt]s$/.test(target) ? dirname(target) : target;
 }
 
-/** The environment an operation on the program `key` runs with: type-checked unless it was already. */
-export function typeCheckEnv(key: string | undefined): Record<string, string> {
-    return key !== undefined && checked.has(key) ? { PULUMI_NODEJS_TRANSPILE_ONLY: "true" } : {};
-}
-
-/** Records that an operation on the program `key` type-checked it and ended well. */
-export function typeChecked(key: string | undefined): void {
-    if (key !== undefined) checked.add(key);
+/**
+ * Runs one operation on the program of the project in `dir`: `operation` gets the environment to add to
+ * the CLI's (PULUMI_NODEJS_TRANSPILE_ONLY once this process has seen the same program type-checked), and
+ * an operation that `succeeded` records the program as checked. The program's key is taken before the
+ * operation, so an operation that edits the program does not vouch for the edit.
+ */
+export async function typeCheckedOnce<T>(
+    dir: string,
+    operation: (env: Record<string, string>) => Promise<T>,
+    succeeded: (result: T) => boolean,
+): Promise<T> {
+    const key = programKey(dir);
+    const result = await operation(
+        key !== undefined && checked.has(key) ? { PULUMI_NODEJS_TRANSPILE_ONLY: "true" } : {},
+    );
+    if (key !== undefined && succeeded(result)) checked.add(key);
+    return result;
 }
 
 /** The real directory of the install of `name` that `dir` resolves to, or "" when there is none. */

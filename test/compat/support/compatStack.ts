@@ -18,7 +18,7 @@ import { assertOk, CliProject, nameOf, type StateResource } from "../../support/
 import { CLUSTER, HCI, TOKEN } from "../../support/datastoreFixture";
 import { makeTempDir, type TempDir } from "../../support/projects";
 import type { PulumiCli } from "../../support/pulumiCli";
-import { programKey, typeCheckEnv, typeChecked } from "../../support/typeCheckedPrograms";
+import { typeCheckedOnce } from "../../support/typeCheckedPrograms";
 import { WIDGETS_TOKEN } from "../../tasks/asyncResource/dialectFixtures";
 import type { InstalledProject } from "./installs";
 
@@ -154,21 +154,25 @@ export class CompatStack {
     /** `pulumi up`, with every event the engine sent. */
     async up(): Promise<UpResult> {
         const events: EngineEvent[] = [];
-        const program = programKey(this.project.dir);
         // For this up only: the workspace's environment also serves the project's other operations,
-        // which CliProject.run gives their own (typeCheckEnv).
+        // which CliProject.run gives their own.
         const envVars = this.project.stack.workspace.envVars;
-        Object.assign(envVars, typeCheckEnv(program));
-        try {
-            const { stdout, stderr } = await this.project.stack.up({ onEvent: (event) => events.push(event) });
-            typeChecked(program);
-            return { ok: true, output: `${stdout}\n${stderr}`, events };
-        } catch (error) {
-            const e = error as { stdout?: string; stderr?: string; message?: string };
-            return { ok: false, output: `${e.stdout ?? ""}\n${e.stderr ?? e.message ?? ""}`, events };
-        } finally {
-            delete envVars.PULUMI_NODEJS_TRANSPILE_ONLY;
-        }
+        return typeCheckedOnce(
+            this.project.dir,
+            async (typeCheck): Promise<UpResult> => {
+                Object.assign(envVars, typeCheck);
+                try {
+                    const { stdout, stderr } = await this.project.stack.up({ onEvent: (event) => events.push(event) });
+                    return { ok: true, output: `${stdout}\n${stderr}`, events };
+                } catch (error) {
+                    const e = error as { stdout?: string; stderr?: string; message?: string };
+                    return { ok: false, output: `${e.stdout ?? ""}\n${e.stderr ?? e.message ?? ""}`, events };
+                } finally {
+                    for (const key of Object.keys(typeCheck)) delete envVars[key];
+                }
+            },
+            (up) => up.ok,
+        );
     }
 
     /** The hosts file's text. */
