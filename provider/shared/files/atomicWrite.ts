@@ -30,7 +30,7 @@ import {
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { remembered } from "../remembered";
-import { type FileContent, joinContent, readAll, writeAll, writeAllContent } from "./descriptors";
+import { type FileContent, joinContent, readAll, syncDirectory, writeAll, writeAllContent } from "./descriptors";
 import { codeOf } from "./errno";
 import { hasExtendedAttributes } from "./extendedAttributes";
 import { FileChangedError } from "./fileChangedError";
@@ -325,20 +325,6 @@ function keepOwner(fd: number, existing: { uid: bigint; gid: bigint }): void {
     } catch {
         // We may write the file but not give a new file its owner: only an in-place write keeps it.
         throw new OwnerNotKeptError();
-    }
-}
-
-function syncDirectory(directory: string): void {
-    if (process.platform === "win32") return;
-    try {
-        const fd = openSync(directory, "r");
-        try {
-            fsyncSync(fd);
-        } finally {
-            closeSync(fd);
-        }
-    } catch {
-        // Some file systems cannot sync a directory; the rename itself has already happened.
     }
 }
 

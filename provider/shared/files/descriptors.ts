@@ -1,7 +1,7 @@
-// Reads and writes through an open descriptor at explicit positions, shared by the atomic writer and the
-// in-place journal.
+// Reads and writes through an open descriptor at explicit positions, and the directory sync that makes a
+// rename or a removal durable; shared by the atomic writer and the in-place journal.
 
-import { fstatSync, readSync, writeSync, writevSync } from "node:fs";
+import { closeSync, fstatSync, fsyncSync, openSync, readSync, writeSync, writevSync } from "node:fs";
 
 /**
  * A file's new content as the stretches it is made of, in order: a big file's edit is its untouched
@@ -56,5 +56,23 @@ export function readAll(fd: number): Buffer {
         if (read === 0) return Buffer.concat(chunks);
         chunks.push(chunk.subarray(0, read));
         position += read;
+    }
+}
+
+/**
+ * Makes the directory's entries durable (a rename into it, a file removed from it). Best effort: some
+ * file systems, and Windows, cannot sync a directory, and what it syncs has already happened.
+ */
+export function syncDirectory(directory: string): void {
+    if (process.platform === "win32") return;
+    try {
+        const fd = openSync(directory, "r");
+        try {
+            fsyncSync(fd);
+        } finally {
+            closeSync(fd);
+        }
+    } catch {
+        // Some file systems cannot sync a directory.
     }
 }

@@ -42,7 +42,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
-import { readAll, writeAll } from "./descriptors";
+import { readAll, syncDirectory, writeAll } from "./descriptors";
 import { codeOf } from "./errno";
 import { FileChangedError } from "./fileChangedError";
 import { appendTo, growInPlace, type JournalMove } from "./inPlaceGrow";
@@ -366,18 +366,5 @@ function removeQuietly(path: string): boolean {
         return true;
     } catch (error) {
         return codeOf(error) === "ENOENT";
-    }
-}
-
-function syncDirectory(directory: string): void {
-    try {
-        const fd = openSync(directory, "r");
-        try {
-            fsyncSync(fd);
-        } finally {
-            closeSync(fd);
-        }
-    } catch {
-        // Some file systems cannot sync a directory.
     }
 }
