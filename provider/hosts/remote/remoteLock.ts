@@ -10,7 +10,13 @@ import { hostname } from "node:os";
 import { posix } from "node:path";
 import { LockTimeoutError } from "../../shared/errors/lockTimeoutError";
 import { codeOf } from "../../shared/files/errno";
-import { type HeldLock, type LockHolder, type LockOptions, lockPathFor } from "../../shared/files/fileLock";
+import {
+    type HeldLock,
+    type LockHolder,
+    type LockOptions,
+    lockPathFor,
+    parseHolder,
+} from "../../shared/files/fileLock";
 import { LockLostError } from "../../shared/files/lockLostError";
 import { systemClock, timerRepeat, timerSleep } from "../../shared/time";
 import type { Sftp } from "./sftp";
@@ -145,11 +151,5 @@ async function readHolder(files: Sftp, path: string): Promise<LockHolder | undef
         if (codeOf(error) === "ENOENT") return "gone";
         throw error;
     }
-    try {
-        const parsed = JSON.parse(text) as Partial<LockHolder>;
-        if (typeof parsed.pid === "number" && typeof parsed.token === "string") return parsed as LockHolder;
-    } catch {
-        // Being written: held.
-    }
-    return undefined;
+    return parseHolder(text);
 }

@@ -281,11 +281,19 @@ function readHolder(path: string): LockHolder | undefined | "gone" {
         if (codeOf(error) === "ENOENT") return "gone";
         throw error;
     }
+    return parseHolder(text);
+}
+
+/**
+ * The holder a lock file's text names, on this machine or another; undefined when the text is not one
+ * yet (a holder that has not finished writing it: held all the same).
+ */
+export function parseHolder(text: string): LockHolder | undefined {
     try {
         const parsed = JSON.parse(text) as Partial<LockHolder>;
         if (typeof parsed.pid === "number" && typeof parsed.token === "string") return parsed as LockHolder;
     } catch {
-        // Written by a holder that has not finished writing it yet: treat it as held.
+        // Being written.
     }
     return undefined;
 }
