@@ -15,6 +15,12 @@ export interface ShimmedKind {
     readonly type: string;
     /** The package subpath whose export is the kind's shim ("pulumi-lifecycle/provider/hostEntry"). */
     readonly shim: string;
+    /**
+     * Whether the resource's `customTimeouts` option is recorded among its inputs: the engine passes a
+     * provider no timeouts, and a kind whose writes wait on a remote operation bounds them by these
+     * (a destroy's first delete too, from the state; README, Timeouts).
+     */
+    readonly recordsCustomTimeouts?: boolean;
 }
 
 /** A dynamic resource whose provider is its kind's shim. */
@@ -23,7 +29,11 @@ export abstract class ShimmedResource extends pulumi.CustomResource {
         super(
             `pulumi-nodejs:dynamic/${kind.module}:${kind.type}`,
             name,
-            { ...props, __provider: providerText(kind.shim) },
+            {
+                ...props,
+                ...(kind.recordsCustomTimeouts && opts?.customTimeouts ? { customTimeouts: opts.customTimeouts } : {}),
+                __provider: providerText(kind.shim),
+            },
             opts,
         );
     }

@@ -110,10 +110,14 @@ export class AsyncResource extends ShimmedResource {
             taintReason: undefined,
         };
         super(
-            { module: ASYNC_RESOURCE_MODULE, type: ASYNC_RESOURCE_TYPE_NAME, shim: ASYNC_RESOURCE_SHIM },
+            {
+                module: ASYNC_RESOURCE_MODULE,
+                type: ASYNC_RESOURCE_TYPE_NAME,
+                shim: ASYNC_RESOURCE_SHIM,
+                recordsCustomTimeouts: true,
+            },
             name,
-            // customTimeouts recorded: a destroy's first delete is bounded by it too (README, Timeouts).
-            { ...args, ...outputs, ...(opts?.customTimeouts ? { customTimeouts: opts.customTimeouts } : {}) },
+            { ...args, ...outputs },
             opts,
         );
     }

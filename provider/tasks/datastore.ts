@@ -95,10 +95,9 @@ export class Datastore extends ShimmedResource {
             taintReason: undefined,
         };
         super(
-            { module: DATASTORE_MODULE, type: DATASTORE_TYPE_NAME, shim: DATASTORE_SHIM },
+            { module: DATASTORE_MODULE, type: DATASTORE_TYPE_NAME, shim: DATASTORE_SHIM, recordsCustomTimeouts: true },
             name,
-            // customTimeouts recorded: a destroy's first delete is bounded by it too (README, Timeouts).
-            { ...args, ...outputs, ...(opts?.customTimeouts ? { customTimeouts: opts.customTimeouts } : {}) },
+            { ...args, ...outputs },
             opts,
         );
     }
