@@ -233,7 +233,7 @@ function createSidecar(target: string, bytes: Buffer, mode: number, from = 0): s
         let fd: number;
         try {
             path = place();
-            if (index > 0) removeQuietly(path); // a leftover of this user's, whose write the file moved past
+            if (index > 0) removeIfPresent(path); // a leftover of this user's, whose write the file moved past
             fd = openSync(
                 path,
                 constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0),
@@ -354,13 +354,13 @@ function giveUp(path: string, target: string, shown = false): never {
 
 /** Removes the sidecar at `path`; answers whether it is gone. */
 function removeSidecar(path: string): boolean {
-    const removed = removeQuietly(path);
+    const gone = removeIfPresent(path);
     syncDirectory(dirname(path));
-    return removed;
+    return gone;
 }
 
 /** Removes `path`; answers whether it is gone (false when it stays: another user's, left to its owner). */
-function removeQuietly(path: string): boolean {
+function removeIfPresent(path: string): boolean {
     try {
         unlinkSync(path);
         return true;
