@@ -2,6 +2,8 @@
 
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
+import { chmodSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 
 /** True when the tests run as root (CI machines here do); some checks need another user then. */
 export const isRoot = process.getuid?.() === 0;
@@ -36,6 +38,30 @@ export function canBindMount(): boolean {
 export function bindMount(source: string, target: string): () => void {
     execFileSync("mount", ["--bind", source, target]);
     return () => execFileSync("umount", [target]);
+}
+
+/**
+ * Makes `dir`/hosts, holding `content`, a file the hosts store can write only in place: bind-mounted
+ * where this process may mount (rename onto it fails with EBUSY, as on Docker's /etc/hosts), else in a
+ * directory it may not write (no temporary file beside it). Skips the test where neither can be made
+ * (root without mount). Returns the file and the undoing, to run before `dir` is removed.
+ */
+export function inPlaceHostsFile(
+    context: Mocha.Context,
+    dir: string,
+    content: string,
+): { readonly file: string; readonly undo: () => void } {
+    const file = join(dir, "hosts");
+    if (canBindMount()) {
+        const source = join(dir, "source");
+        writeFileSync(source, content);
+        writeFileSync(file, "");
+        return { file, undo: bindMount(source, file) };
+    }
+    if (isRoot) skipBecause(context, "needs mount(8) and umount(8) as root, to bind-mount the hosts file");
+    writeFileSync(file, content);
+    chmodSync(dir, 0o555);
+    return { file, undo: () => chmodSync(dir, 0o755) };
 }
 
 /**

@@ -9,12 +9,11 @@
 
 import { strict as assert } from "node:assert";
 import { spawnSync } from "node:child_process";
-import { chmodSync, fstatSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { fstatSync, readFileSync, statSync } from "node:fs";
 import { HostsFileStore } from "../../../provider/hosts/io/hostsFileStore";
 import { createEntry, deleteEntry, identityOf } from "../../../provider/hosts/logic/entries";
 import { makeTempDir, type TempDir } from "../../support/projects";
-import { bindMount, canBindMount, hasTool, isRoot, skipBecause } from "../../support/system";
+import { hasTool, inPlaceHostsFile, skipBecause } from "../../support/system";
 
 // Patched on the module object itself: the store's modules call it through there (CommonJS), so the
 // append runs inside their write, between the flush and the read that follows it.
@@ -28,35 +27,21 @@ const lineOf = (n: number) => `10.3.0.${n}\tw3-0-${n}.test`;
 describe("a delete written in place while a tool appends without the lock", () => {
     let temp: TempDir;
     let file: string;
-    let unmount: (() => void) | undefined;
+    let undo: (() => void) | undefined;
     let store: HostsFileStore;
     const fsyncSync = fs.fsyncSync;
 
     beforeEach(async function () {
         if (!hasTool("sh")) skipBecause(this, "needs sh, to append to the file as `echo >>` does");
         temp = await makeTempDir();
-        file = join(temp.dir, "hosts");
-        if (canBindMount()) {
-            // As on Docker's /etc/hosts: rename fails with EBUSY, so the store writes in place.
-            const source = join(temp.dir, "source");
-            writeFileSync(source, BASE);
-            writeFileSync(file, "");
-            unmount = bindMount(source, file);
-        } else if (!isRoot) {
-            // A directory we may not write: no temporary file beside it, so the store writes in place.
-            writeFileSync(file, BASE);
-            chmodSync(temp.dir, 0o555);
-        } else {
-            skipBecause(this, "needs mount(8) and umount(8) as root, to bind-mount the hosts file");
-        }
+        ({ file, undo } = inPlaceHostsFile(this, temp.dir, BASE));
         store = new HostsFileStore({ lock: { timeoutMs: 5000, staleMs: 60_000 } });
     });
 
     afterEach(async () => {
         fs.fsyncSync = fsyncSync;
-        unmount?.();
-        unmount = undefined;
-        chmodSync(temp.dir, 0o755);
+        undo?.();
+        undo = undefined;
         await temp.cleanup();
     });
 
