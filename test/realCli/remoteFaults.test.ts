@@ -12,7 +12,14 @@ import { assertOk, CliProject, type CliRun, nameOf } from "../support/cliProject
 import { type CuttingProxy, startCuttingProxy } from "../support/cuttingProxy";
 import { makeTempDir } from "../support/projects";
 import { type PulumiCli, requirePulumiCli } from "../support/pulumiCli";
-import { defaultHostsContent, type Fleet, type FleetMachine, requireFleet, startFleet } from "../support/sshFleet";
+import {
+    defaultHostsContent,
+    type Fleet,
+    type FleetMachine,
+    removeJournalsNaming,
+    requireFleet,
+    startFleet,
+} from "../support/sshFleet";
 
 describe("remote hosts entries under faults, under the real Pulumi CLI", function () {
     this.timeout(300_000);
@@ -28,7 +35,9 @@ describe("remote hosts entries under faults, under the real Pulumi CLI", functio
     });
     afterEach(async () => {
         await Promise.all(projects.splice(0).map((project) => project.cleanup()));
-        await Promise.all(proxies.splice(0).map((proxy) => proxy.close()));
+        const closing = proxies.splice(0);
+        await Promise.all(closing.map((proxy) => proxy.close()));
+        await removeJournalsNaming(closing.map((proxy) => proxy.port));
         for (const machine of fleet?.machines ?? []) {
             if (machine.pid() === undefined) await machine.start();
             writeFileSync(machine.hostsFile, defaultHostsContent(machine.name));

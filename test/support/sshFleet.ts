@@ -22,12 +22,13 @@ import {
     rmSync,
     writeFileSync,
 } from "node:fs";
-import { readFile, rm, writeFile } from "node:fs/promises";
+import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { connect, createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
+import { existingPrivateDirectory } from "../../provider/shared/files/privateDirectory";
 import { fixture } from "./hostsFixtures";
 import { hasTool, isRoot, skipBecause } from "./system";
 
@@ -178,7 +179,10 @@ export interface Fleet {
     readonly sftpServer: string;
     /** The machine called `name`; throws when there is none. */
     machine(name: string): FleetMachine;
-    /** Stops every machine; with `remove`, also deletes `root`. */
+    /**
+     * Stops every machine; with `remove`, also deletes `root` and the create journals that operations on
+     * the machines left in this user's private directory.
+     */
     stop(options?: { remove?: boolean }): Promise<void>;
 }
 
@@ -285,9 +289,29 @@ export async function startFleet(count: number, options: FleetOptions = {}): Pro
         },
         async stop(stopOptions = {}) {
             await stopAll(machines);
-            if (stopOptions.remove) await rm(root, { recursive: true, force: true });
+            if (!stopOptions.remove) return;
+            await rm(root, { recursive: true, force: true });
+            await removeJournalsNaming(machines.map((machine) => machine.port));
         },
     };
+}
+
+/**
+ * Removes the create journals that name a machine at 127.0.0.1:`port` (a fleet machine's, or a proxy's
+ * in front of one) from this user's private directory, where the provider keeps a remote file's journal
+ * (hosts/io/createJournal.ts): every record names its entry's machine, and once the machine is gone no
+ * operation will ever settle them (each test run's ports are new, so they only piled up there).
+ */
+export async function removeJournalsNaming(ports: readonly number[]): Promise<void> {
+    const directory = existingPrivateDirectory();
+    if (directory === undefined || ports.length === 0) return;
+    const marks = ports.map((port) => `@127.0.0.1:${port}"`);
+    for (const name of await readdir(directory)) {
+        if (!name.startsWith("journal-")) continue;
+        const path = join(directory, name);
+        const text = await readFile(path, "utf8").catch(() => "");
+        if (marks.some((mark) => text.includes(mark))) await rm(path, { force: true });
+    }
 }
 
 /** Pids of the running fleet sshd servers (listeners) whose files are under `root`, or of all fleets. */

@@ -39,6 +39,7 @@ import {
     defaultHostsContent,
     type Fleet,
     type FleetMachine,
+    removeJournalsNaming,
     requireFleet,
     startFleet,
 } from "../../support/sshFleet";
@@ -68,7 +69,9 @@ describe("the hosts-file store over SFTP under faults, against real sshd", funct
     });
     afterEach(async () => {
         await Promise.all(opened.splice(0).map((machines) => machines.close()));
-        await Promise.all(proxies.splice(0).map((proxy) => proxy.close()));
+        const closing = proxies.splice(0);
+        await Promise.all(closing.map((proxy) => proxy.close()));
+        await removeJournalsNaming(closing.map((proxy) => proxy.port));
     });
     after(async () => {
         await fleet?.stop({ remove: true });
