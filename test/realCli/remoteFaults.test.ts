@@ -12,14 +12,7 @@ import { assertOk, CliProject, type CliRun, nameOf } from "../support/cliProject
 import { type CuttingProxy, startCuttingProxy } from "../support/cuttingProxy";
 import { makeTempDir } from "../support/projects";
 import { type PulumiCli, requirePulumiCli } from "../support/pulumiCli";
-import {
-    defaultHostsContent,
-    type Fleet,
-    type FleetMachine,
-    removeJournalsNaming,
-    requireFleet,
-    startFleet,
-} from "../support/sshFleet";
+import { defaultHostsContent, type Fleet, type FleetMachine, requireFleet, startFleet } from "../support/sshFleet";
 
 describe("remote hosts entries under faults, under the real Pulumi CLI", function () {
     this.timeout(300_000);
@@ -37,7 +30,7 @@ describe("remote hosts entries under faults, under the real Pulumi CLI", functio
         await Promise.all(projects.splice(0).map((project) => project.cleanup()));
         const closing = proxies.splice(0);
         await Promise.all(closing.map((proxy) => proxy.close()));
-        await removeJournalsNaming(closing.map((proxy) => proxy.port));
+        await fleet?.removeJournalsNaming(closing.map((proxy) => proxy.port));
         for (const machine of fleet?.machines ?? []) {
             if (machine.pid() === undefined) await machine.start();
             writeFileSync(machine.hostsFile, defaultHostsContent(machine.name));

@@ -184,6 +184,8 @@ export interface Fleet {
      * the machines left in this user's private directory.
      */
     stop(options?: { remove?: boolean }): Promise<void>;
+    /** Removes the create journals that name a proxy at 127.0.0.1:`port` in front of a machine (see `stop`). */
+    removeJournalsNaming(ports: readonly number[]): Promise<void>;
 }
 
 /** Options of {@link startFleet}. */
@@ -293,6 +295,7 @@ export async function startFleet(count: number, options: FleetOptions = {}): Pro
             await rm(root, { recursive: true, force: true });
             await removeJournalsNaming(machines.map((machine) => machine.port));
         },
+        removeJournalsNaming,
     };
 }
 
@@ -302,7 +305,7 @@ export async function startFleet(count: number, options: FleetOptions = {}): Pro
  * (hosts/io/createJournal.ts): every record names its entry's machine, and once the machine is gone no
  * operation will ever settle them (each test run's ports are new, so they only piled up there).
  */
-export async function removeJournalsNaming(ports: readonly number[]): Promise<void> {
+async function removeJournalsNaming(ports: readonly number[]): Promise<void> {
     const directory = existingPrivateDirectory();
     if (directory === undefined || ports.length === 0) return;
     const marks = ports.map((port) => `@127.0.0.1:${port}"`);

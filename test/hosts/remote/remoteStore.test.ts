@@ -39,7 +39,6 @@ import {
     defaultHostsContent,
     type Fleet,
     type FleetMachine,
-    removeJournalsNaming,
     requireFleet,
     startFleet,
 } from "../../support/sshFleet";
@@ -71,7 +70,7 @@ describe("the hosts-file store over SFTP under faults, against real sshd", funct
         await Promise.all(opened.splice(0).map((machines) => machines.close()));
         const closing = proxies.splice(0);
         await Promise.all(closing.map((proxy) => proxy.close()));
-        await removeJournalsNaming(closing.map((proxy) => proxy.port));
+        await fleet?.removeJournalsNaming(closing.map((proxy) => proxy.port));
     });
     after(async () => {
         await fleet?.stop({ remove: true });
