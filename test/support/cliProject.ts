@@ -11,9 +11,11 @@ import { once } from "node:events";
 import { cp, mkdir, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type EngineEvent, LocalWorkspace, type OpType, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
+import { SENT_CREATES_DIR_ENV } from "../../provider/tasks/io/sentCreates";
 import { stopProcessesIn } from "./processes";
 import { makeProcessTempDir, makeTempDir, REPO_ROOT, type TempDir } from "./projects";
 import { cliEnv, type PulumiCli } from "./pulumiCli";
+import { recordsDirectory } from "./recordsDirectory";
 import { typeCheckedOnce } from "./typeCheckedPrograms";
 import { testSecretsProvider } from "./vaultTransit";
 
@@ -255,6 +257,10 @@ export class CliProject {
             // collections were about 5% of each engine operation's CPU time here, none of it under test.
             GOGC: "400",
             ...(options.asInstalled ? {} : { NODE_OPTIONS: deferringSdkModules() }),
+            // The providers' records of creates in flight: this test process's, not this user's private
+            // directory, where a record left by an earlier run whose server had the same port would be
+            // followed as this one's (recordsDirectory.ts), and where about 50 a run piled up.
+            [SENT_CREATES_DIR_ENV]: recordsDirectory(),
         };
         const workspace = {
             envVars: env,
