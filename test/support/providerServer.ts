@@ -9,6 +9,8 @@ import * as provrpc from "@pulumi/pulumi/proto/provider_grpc_pb";
 import * as provproto from "@pulumi/pulumi/proto/provider_pb";
 import * as statusproto from "@pulumi/pulumi/proto/status_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
+import { SENT_CREATES_DIR_ENV } from "../../provider/tasks/io/sentCreates";
+import { recordsDirectory } from "./recordsDirectory";
 
 /** Property bags as the engine exchanges them (JSON-like values). */
 export type Props = Record<string, unknown>;
@@ -81,7 +83,14 @@ export class ProviderServer {
             [...(options.nodeArgs ?? []), entry, options.engineAddress ?? "127.0.0.1:1"],
             {
                 cwd: options.projectDir,
-                env: { ...process.env, ...options.env, PULUMI_NODEJS_PROJECT: options.projectName ?? "test-project" },
+                env: {
+                    ...process.env,
+                    // Its records of creates in flight: this test process's (recordsDirectory.ts says why),
+                    // unless it runs as another user, who keeps them in that user's own directory.
+                    ...(options.user ? {} : { [SENT_CREATES_DIR_ENV]: recordsDirectory() }),
+                    ...options.env,
+                    PULUMI_NODEJS_PROJECT: options.projectName ?? "test-project",
+                },
                 stdio: ["ignore", "pipe", "pipe"],
                 ...(options.user ?? {}),
             },
