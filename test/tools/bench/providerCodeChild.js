@@ -14,6 +14,13 @@ const { dirname } = require("node:path");
 const [checkpoint, warmArgument, parallelArgument] = process.argv.slice(2);
 const warmPasses = Number(warmArgument);
 const parallel = Number(parallelArgument);
+// A missing count would make no worker at all, and the pass would measure nothing without a word.
+if (!checkpoint || !Number.isInteger(warmPasses) || warmPasses < 0 || !Number.isInteger(parallel) || parallel < 1) {
+    process.stderr.write(
+        "usage: node providerCodeChild.js <checkpoint.json> <warm passes, 0 or more> <in flight, 1 or more>\n",
+    );
+    process.exit(2);
+}
 const resources = JSON.parse(readFileSync(checkpoint, "utf8")).checkpoint.latest.resources.filter(
     (resource) => resource.custom && resource.id !== undefined && !resource.type.startsWith("pulumi:providers:"),
 );
