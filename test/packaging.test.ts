@@ -30,6 +30,11 @@ async function writeProject(dir: string, dependencies: Record<string, string>): 
     await writeFile(join(dir, "hosts"), HOSTS);
 }
 
+/** The harness on an installed project: its provider processes run exactly as a user's. */
+function installedHarness(projectDir: string, stateFile: string): Harness {
+    return new Harness({ projectDir, stateFile, asInstalled: true });
+}
+
 describe("the packed package, installed by name in a fresh project", function () {
     this.timeout(300_000);
     let temp: TempDir;
@@ -56,7 +61,7 @@ describe("the packed package, installed by name in a fresh project", function ()
     /** The `__provider` the npm-installed app stores for its HostEntry. */
     function appProviderText(): Promise<string> {
         providerText ??= (async () => {
-            const harness = new Harness({ projectDir: app, stateFile: join(app, "state-provider.json") });
+            const harness = installedHarness(app, join(app, "state-provider.json"));
             const result = await harness.up();
             await harness.destroy();
             return result.state.resources[0]?.inputs.__provider as string;
@@ -134,7 +139,7 @@ describe("the packed package, installed by name in a fresh project", function ()
     });
 
     it("runs up, refresh, up and destroy through the real provider process of the install", async () => {
-        const harness = new Harness({ projectDir: app, stateFile: join(app, "state.json") });
+        const harness = installedHarness(app, join(app, "state.json"));
         const created = await harness.up();
         assert.ok(created.ok, created.plan);
         assert.deepEqual(created.outputs, { line: 2, id: "ipv4/web.internal" });
@@ -207,7 +212,7 @@ describe("the packed package, installed by name in a fresh project", function ()
             "junction",
         );
 
-        const harness = new Harness({ projectDir: pnpmApp, stateFile: join(pnpmApp, "state.json") });
+        const harness = installedHarness(pnpmApp, join(pnpmApp, "state.json"));
         const created = await harness.up();
         assert.ok(created.ok, created.plan);
         assert.equal(await readFile(join(pnpmApp, "hosts"), "utf8"), `${HOSTS}10.0.0.5\tweb.internal web\n`);
@@ -223,12 +228,12 @@ describe("the packed package, installed by name in a fresh project", function ()
 
     it("lets another location delete what this one created, from the state alone", async () => {
         const state = join(temp.dir, "moved-state.json");
-        const created = await new Harness({ projectDir: app, stateFile: state }).up();
+        const created = await installedHarness(app, state).up();
         assert.ok(created.ok, created.plan);
         const elsewhere = join(temp.dir, "elsewhere");
         await rename(app, elsewhere);
         try {
-            const destroyed = await new Harness({ projectDir: elsewhere, stateFile: state }).destroy();
+            const destroyed = await installedHarness(elsewhere, state).destroy();
             assert.ok(destroyed.ok, destroyed.plan);
             assert.equal(await readFile(join(elsewhere, "hosts"), "utf8"), HOSTS);
         } finally {

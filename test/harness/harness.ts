@@ -39,6 +39,8 @@ export interface HarnessOptions {
     readonly onProvider?: (provider: ProviderServer) => void;
     /** The engine's address given to the provider process (a test's Log service), if any. */
     readonly engineAddress?: string;
+    /** Runs the provider process exactly as a user's (ProviderServer's `asInstalled`): for an installed package. */
+    readonly asInstalled?: boolean;
 }
 
 /** What a run did. */
@@ -127,6 +129,7 @@ export class Harness {
             this.project,
             this.current.env ?? {},
             this.options.engineAddress ?? "",
+            this.options.asInstalled ?? false,
             plainConfig(config),
         ]);
         // After a run whose process was handed out (and perhaps killed), the engine's next one is new too.
@@ -137,6 +140,7 @@ export class Harness {
                 projectName: this.project,
                 ...(this.current.env ? { env: this.current.env } : {}),
                 ...(this.options.engineAddress ? { engineAddress: this.options.engineAddress } : {}),
+                ...(this.options.asInstalled ? { asInstalled: true } : {}),
             });
             this.current.onProvider?.(provider);
             // The engine configures the provider with the whole stack config, namespaces kept, secrets plain.

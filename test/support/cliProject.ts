@@ -16,6 +16,7 @@ import { stopProcessesIn } from "./processes";
 import { makeProcessTempDir, makeTempDir, REPO_ROOT, type TempDir } from "./projects";
 import { cliEnv, type PulumiCli } from "./pulumiCli";
 import { recordsDirectory } from "./recordsDirectory";
+import { deferringSdkModules } from "./sdkDeferral";
 import { typeCheckedOnce } from "./typeCheckedPrograms";
 import { testSecretsProvider } from "./vaultTransit";
 
@@ -574,10 +575,4 @@ export class CliProject {
         else await rm(join(this.dir, `Pulumi.${this.stack.name}.yaml`), { force: true });
         await this.temp.cleanup();
     }
-}
-
-/** NODE_OPTIONS that load deferredSdkModules.js into every Node.js process the CLI starts, after the caller's own. */
-function deferringSdkModules(): string {
-    const hook = `--require ${JSON.stringify(join(__dirname, "deferredSdkModules.js"))}`;
-    return [process.env.NODE_OPTIONS, hook].filter(Boolean).join(" ");
 }

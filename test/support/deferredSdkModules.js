@@ -1,5 +1,6 @@
-// Loaded (NODE_OPTIONS=--require) into the Node.js processes the tests' Pulumi CLI starts: the programs,
-// the dynamic-provider processes and the helpers they run. @pulumi/pulumi loads, as it is imported,
+// Loaded (NODE_OPTIONS=--require, test/support/sdkDeferral.ts) into the Node.js processes the tests'
+// Pulumi CLI starts (the programs, the dynamic-provider processes and the helpers they run) and into the
+// dynamic-provider processes the harness and the suites start themselves (ProviderServer). @pulumi/pulumi loads, as it is imported,
 // modules for code paths our resources never run: TypeScript and npm's arborist and
 // normalize-package-data for closure serialization and its code paths (see docs/architecture.md on how
 // the provider is stored in state), execa for the Automation API, js-yaml for a package.yaml, and the
@@ -8,7 +9,8 @@
 // gets the real modules, the moment it touches them. TypeScript and arborist were about 320 ms of every
 // such process; the rest, about 0.3 CPU-s of an operation that runs a program and its provider (2.1
 // CPU-s with only those two deferred, 1.8 with all). Nothing else is deferred, and nothing of ours is:
-// the suites that test the package as a user installs it (test/compat/) run without this.
+// the suites that test the package as a user installs it (test/compat/, test/packaging.test.ts) and the
+// benches run without this.
 
 const Module = require("node:module");
 

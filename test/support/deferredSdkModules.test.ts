@@ -1,14 +1,17 @@
-// Guards the hook the tests' CLI processes load (deferredSdkModules.js): importing @pulumi/pulumi and its
-// program runner's tracing loads none of the modules it defers, and what uses them (closure
-// serialization and its code paths, the Automation API's commands, tracing) still works, loading them
-// then. A hook that broke them would pass every suite of ours and fail a user's program that serializes
-// a closure or traces; one that deferred nothing would cost the loop its gain silently.
+// Guards the hook the tests' CLI and provider processes load (deferredSdkModules.js): importing
+// @pulumi/pulumi and its program runner's tracing loads none of the modules it defers, and what uses
+// them (closure serialization and its code paths, the Automation API's commands, tracing) still works,
+// loading them then; the provider processes the tests start load it, those of an installed package not.
+// A hook that broke them would pass every suite of ours and fail a user's program that serializes a
+// closure or traces; one that deferred nothing would cost the loop its gain silently.
 
 import { strict as assert } from "node:assert";
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { REPO_ROOT } from "./projects";
+import { ProviderServer } from "./providerServer";
 
 const HOOK = join(__dirname, "deferredSdkModules.js");
 
@@ -101,5 +104,22 @@ describe("deferring the SDK's modules for code paths our resources never run, in
             }));
             process.exit(0);`);
         assert.deepEqual(seen, { before: true, traced: true, tracingSdk: true });
+    });
+
+    it("is loaded by the provider processes the tests start, but not by those of an installed package", async function () {
+        if (process.platform !== "linux") this.skip();
+        /** Whether a running process's NODE_OPTIONS loads the hook (Linux /proc). */
+        const loadsHook = (pid: number) =>
+            readFileSync(`/proc/${pid}/environ`, "utf8")
+                .split("\0")
+                .some((variable) => variable.startsWith("NODE_OPTIONS=") && variable.includes(JSON.stringify(HOOK)));
+        for (const asInstalled of [false, true]) {
+            const server = await ProviderServer.start({ projectDir: REPO_ROOT, asInstalled });
+            try {
+                assert.equal(loadsHook(server.pid), !asInstalled, `asInstalled: ${asInstalled}`);
+            } finally {
+                await server.stop();
+            }
+        }
     });
 });

@@ -11,6 +11,7 @@ import * as statusproto from "@pulumi/pulumi/proto/status_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 import { SENT_CREATES_DIR_ENV } from "../../provider/tasks/io/sentCreates";
 import { recordsDirectory } from "./recordsDirectory";
+import { deferringSdkModules } from "./sdkDeferral";
 
 /** Property bags as the engine exchanges them (JSON-like values). */
 export type Props = Record<string, unknown>;
@@ -48,6 +49,11 @@ export interface StartOptions {
     readonly nodeArgs?: string[];
     /** Run the server as another user (root only), to meet permissions the way a non-root user does. */
     readonly user?: { uid: number; gid: number };
+    /**
+     * Runs the process exactly as a user's, without deferring the SDK's closure modules
+     * (deferredSdkModules.js): for the suites that test the package as a user installs it.
+     */
+    readonly asInstalled?: boolean;
 }
 
 /** A running dynamic-provider server process and a gRPC client connected to it. */
@@ -88,6 +94,7 @@ export class ProviderServer {
                     // Its records of creates in flight: this test process's (recordsDirectory.ts says why),
                     // unless it runs as another user, who keeps them in that user's own directory.
                     ...(options.user ? {} : { [SENT_CREATES_DIR_ENV]: recordsDirectory() }),
+                    ...(options.asInstalled ? {} : { NODE_OPTIONS: deferringSdkModules() }),
                     ...options.env,
                     PULUMI_NODEJS_PROJECT: options.projectName ?? "test-project",
                 },

@@ -53,7 +53,11 @@ export async function benchProvider(n: number): Promise<HostsRun> {
     const file = join(project.dir, "hosts");
     const trace = join(project.dir, "trace.jsonl");
     await writeFile(file, fixture("debian"));
-    const server = await ProviderServer.start({ projectDir: project.dir, env: { PULUMI_LIFECYCLE_TRACE: trace } });
+    const server = await ProviderServer.start({
+        projectDir: project.dir,
+        env: { PULUMI_LIFECYCLE_TRACE: trace },
+        asInstalled: true,
+    });
     try {
         await server.configure({});
         const seconds = await inFlight(n, (i) => createHostEntry(server, `e${i}`, numberedEntry(i, file, "bench")));
@@ -73,7 +77,7 @@ export async function benchProvider(n: number): Promise<HostsRun> {
 /** The same Check and Create calls to a dynamic provider that does nothing: the machinery's share. */
 export async function benchNoop(n: number): Promise<HostsRun> {
     const project = await makeProject("noop-bench");
-    const server = await ProviderServer.start({ projectDir: project.dir });
+    const server = await ProviderServer.start({ projectDir: project.dir, asInstalled: true });
     try {
         await server.configure({});
         const noop = {

@@ -46,7 +46,7 @@ export async function replayRefresh(projectDir: string, checkpoint: string): Pro
     const resources = state.checkpoint.latest.resources.filter(
         (resource) => resource.custom && resource.id !== undefined && !resource.type.startsWith("pulumi:providers:"),
     );
-    const server = await ProviderServer.start({ projectDir });
+    const server = await ProviderServer.start({ projectDir, asInstalled: true });
     try {
         await server.configure({});
         const passes: number[] = [];

@@ -49,7 +49,7 @@ export async function benchTasks(count = 200, perSecond = 200, throttledShare = 
         });
     }
     const project = await makeProject("tasks-bench");
-    const provider = await ProviderServer.start({ projectDir: project.dir });
+    const provider = await ProviderServer.start({ projectDir: project.dir, asInstalled: true });
     try {
         await provider.configure({ "pulumi-lifecycle:taskApiUrl": api.url, "pulumi-lifecycle:taskApiToken": TOKEN });
         for (const durationMs of durations)
