@@ -56,6 +56,19 @@ export interface StartOptions {
     readonly asInstalled?: boolean;
 }
 
+/** The environment a server process starts with: this process's, with `options` applied. */
+export function providerProcessEnv(options: StartOptions): NodeJS.ProcessEnv {
+    return {
+        ...process.env,
+        // Its records of creates in flight: this test process's (recordsDirectory.ts says why), unless it
+        // runs as another user, who keeps them in that user's own directory.
+        ...(options.user ? {} : { [SENT_CREATES_DIR_ENV]: recordsDirectory() }),
+        ...(options.asInstalled ? {} : { NODE_OPTIONS: deferringSdkModules() }),
+        ...options.env,
+        PULUMI_NODEJS_PROJECT: options.projectName ?? "test-project",
+    };
+}
+
 /** A running dynamic-provider server process and a gRPC client connected to it. */
 export class ProviderServer {
     private stderrText = "";
@@ -89,15 +102,7 @@ export class ProviderServer {
             [...(options.nodeArgs ?? []), entry, options.engineAddress ?? "127.0.0.1:1"],
             {
                 cwd: options.projectDir,
-                env: {
-                    ...process.env,
-                    // Its records of creates in flight: this test process's (recordsDirectory.ts says why),
-                    // unless it runs as another user, who keeps them in that user's own directory.
-                    ...(options.user ? {} : { [SENT_CREATES_DIR_ENV]: recordsDirectory() }),
-                    ...(options.asInstalled ? {} : { NODE_OPTIONS: deferringSdkModules() }),
-                    ...options.env,
-                    PULUMI_NODEJS_PROJECT: options.projectName ?? "test-project",
-                },
+                env: providerProcessEnv(options),
                 stdio: ["ignore", "pipe", "pipe"],
                 ...(options.user ?? {}),
             },
