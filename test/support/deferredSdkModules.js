@@ -41,7 +41,46 @@ const DEFERRED = [
     { request: /^@opentelemetry\/(?!api$)/, from: sdkFiles("cmd/run/tracing.js"), destructured: true },
 ];
 
+/** Requests from @pulumi/pulumi's files for its inspector hooks (runtime/closure/v8Hooks.js). */
+const V8_HOOKS = { request: /(^|[/\\])v8Hooks$/, from: sdkFiles("") };
+
+let lazyV8Hooks;
+
+/**
+ * What the SDK's runtime/closure/v8Hooks.js offers (its three functions, the flag it sets as it loads),
+ * with its inspector session opened on first use instead of as every program starts. The program runner
+ * opens it (`isInitializedAsync`) so that a function's file is known should the program serialize one;
+ * with the debugger on, every script parsed from then on is reported to it: about 0.24 CPU-s of each
+ * program's process, whose programs serialize nothing. Opened here when a function is first
+ * serialized, its listener attached before the debugger is enabled hears every script parsed until then
+ * (V8 reports each one as the debugger is enabled), so it knows every file the SDK's would, and more.
+ */
+function v8HooksOpenedOnFirstUse() {
+    if (lazyV8Hooks) return lazyV8Hooks;
+    require("node:v8").setFlagsFromString("--allow-natives-syntax");
+    const urls = new Map();
+    let session;
+    const getSessionAsync = () => {
+        session ??= new Promise((resolve, reject) => {
+            const opened = new (require("node:inspector").Session)();
+            opened.connect();
+            opened.on("Debugger.scriptParsed", ({ params }) => urls.set(params.scriptId, params.url));
+            opened.post("Debugger.enable", (error) => (error ? reject(error) : resolve(opened)));
+        });
+        return session;
+    };
+    lazyV8Hooks = {
+        __esModule: true,
+        getSessionAsync,
+        isInitializedAsync: async () => undefined,
+        getScriptUrl: (id) => urls.get(id),
+    };
+    return lazyV8Hooks;
+}
+
 Module._load = function deferSdkModule(request, parent, ...rest) {
+    if (parent?.filename && V8_HOOKS.request.test(request) && V8_HOOKS.from.test(parent.filename))
+        return v8HooksOpenedOnFirstUse();
     const deferred = parent?.filename && DEFERRED.find((d) => d.request.test(request) && d.from.test(parent.filename));
     if (!deferred) return load.call(this, request, parent, ...rest);
     let real;

@@ -68,6 +68,38 @@ describe("deferring the SDK's modules for code paths our resources never run, in
         assert.deepEqual(seen, { result: 42, codePaths: true, typescript: true, arborist: true });
     });
 
+    it("opens the inspector session when a function is first serialized, not as the program runner starts, knowing every file", async () => {
+        const seen = await withHook(`
+            const inspector = require("node:inspector");
+            let sessions = 0;
+            const connect = inspector.Session.prototype.connect;
+            inspector.Session.prototype.connect = function () { sessions++; return connect.call(this); };
+            const { mkdtempSync, rmSync, writeFileSync } = require("node:fs");
+            const { join } = require("node:path");
+            const dir = mkdtempSync(join(require("node:os").tmpdir(), "deferred-v8hooks-"));
+            writeFileSync(join(dir, "earlier.js"), "const k = 41;\\nexports.f = function f() { return k + 1; };\\n");
+            const pulumi = require("@pulumi/pulumi");
+            // As the program runner (cmd/run/index.js) asks for its hooks before it runs the program.
+            const runner = require("node:module").createRequire(require.resolve("@pulumi/pulumi/cmd/run/index.js"));
+            (async () => {
+                await runner("../../runtime/closure/v8Hooks").isInitializedAsync();
+                const atStart = sessions;
+                const { f } = require(join(dir, "earlier.js"));
+                const serialized = await pulumi.runtime.serializeFunction(f);
+                const module = { exports: {} };
+                new Function("exports", "require", serialized.text)(module.exports, require);
+                const location = await require("@pulumi/pulumi/runtime/closure/v8").getFunctionLocationAsync(f);
+                rmSync(dir, { recursive: true });
+                process.stdout.write(JSON.stringify({
+                    atStart,
+                    afterSerializing: sessions,
+                    result: module.exports[serialized.exportName](),
+                    file: location.file === require("node:url").pathToFileURL(join(dir, "earlier.js")).href,
+                }));
+            })();`);
+        assert.deepEqual(seen, { atStart: 0, afterSerializing: 1, result: 42, file: true });
+    });
+
     it("still runs a command through the Automation API, loading execa then", async () => {
         const seen = await withHook(`${LOADED}
             const { PulumiCommand } = require("@pulumi/pulumi/automation");
