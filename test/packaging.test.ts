@@ -12,6 +12,7 @@ import { promisify } from "node:util";
 import { npmInstallArgs, packedTarball } from "./compat/support/installs";
 import { Harness } from "./harness/harness";
 import { makeTempDir, REPO_ROOT, type TempDir } from "./support/projects";
+import { registryEnv } from "./support/registry";
 
 const run = promisify(execFile);
 const HOSTS = "127.0.0.1\tlocalhost\n";
@@ -53,7 +54,7 @@ describe("the packed package, installed by name in a fresh project", function ()
         ).devDependencies["@pulumi/pulumi"] as string;
         await writeProject(app, { "pulumi-lifecycle": `file:${tarball}`, "@pulumi/pulumi": pulumiVersion });
         // Without the dependencies' install scripts (npmInstallArgs says why): most of what the install cost.
-        await run("npm", npmInstallArgs({ ignoreScripts: true }), { cwd: app });
+        await run("npm", npmInstallArgs({ ignoreScripts: true }), { cwd: app, env: registryEnv() });
     });
     after(() => temp.cleanup());
 

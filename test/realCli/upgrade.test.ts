@@ -24,6 +24,7 @@ import { CLUSTER, GIB, HCI, TOKEN } from "../support/datastoreFixture";
 import { commitOf, packCommit, packCurrent, packedManifest, tarballDigest, treeDigest } from "../support/packages";
 import { makeTempDir, REPO_ROOT, type TempDir } from "../support/projects";
 import { type PulumiCli, requirePulumiCli } from "../support/pulumiCli";
+import { registryEnv } from "../support/registry";
 import { skipBecause } from "../support/system";
 import { typeCheckedOnce } from "../support/typeCheckedPrograms";
 import { WIDGETS_TOKEN } from "../tasks/asyncResource/dialectFixtures";
@@ -235,6 +236,7 @@ describe(`an upgrade from the package at ${OLD_COMMIT} to this checkout, under t
         // across versions, not ssh2's native build.
         await runFile("npm", npmInstallArgs({ ignoreScripts: true }), {
             cwd: dir,
+            env: registryEnv(),
             maxBuffer: 64 * 1024 * 1024,
         });
         assert.equal(

@@ -10,6 +10,7 @@ import { homedir } from "node:os";
 import { join, relative } from "node:path";
 import { promisify } from "node:util";
 import { makeTempDir, REPO_ROOT } from "./projects";
+import { registryEnv } from "./registry";
 
 const run = promisify(execFile);
 
@@ -88,6 +89,7 @@ export async function packCommit(commit: string): Promise<string> {
             await rm(join(source, "node_modules"));
             await run("npm", ["ci", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], {
                 cwd: source,
+                env: registryEnv(),
                 maxBuffer: 64 * 1024 * 1024,
             }).catch((error: Error) => {
                 throw new Error(

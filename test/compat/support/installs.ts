@@ -9,6 +9,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { makeProcessTempDir, REPO_ROOT } from "../../support/projects";
+import { registryEnv } from "../../support/registry";
 
 const run = promisify(execFile);
 
@@ -71,7 +72,9 @@ let newest: Promise<string> | undefined;
 export function newestPulumiVersion(): Promise<string> {
     newest ??= process.env.COMPAT_PULUMI_NEWEST
         ? Promise.resolve(process.env.COMPAT_PULUMI_NEWEST)
-        : run("npm", ["view", "@pulumi/pulumi", "version", "--loglevel=error"]).then(({ stdout }) => stdout.trim());
+        : run("npm", ["view", "@pulumi/pulumi", "version", "--loglevel=error"], { env: registryEnv() }).then(
+              ({ stdout }) => stdout.trim(),
+          );
     return newest;
 }
 
@@ -162,7 +165,7 @@ async function install(spec: ProjectSpec): Promise<InstalledProject> {
     await writeFile(join(dir, "package.json"), JSON.stringify(pkg, null, 4));
     await writeFile(join(dir, "tsconfig.json"), JSON.stringify(TSCONFIG, null, 4));
     for (const [name, text] of Object.entries(spec.files)) await writeFile(join(dir, name), text);
-    const options = { cwd: dir, maxBuffer: 16 * 1024 * 1024 };
+    const options = { cwd: dir, maxBuffer: 16 * 1024 * 1024, env: registryEnv() };
     const args = {
         npm: npmInstallArgs({ ignoreScripts: spec.ignoreScripts === true }),
         pnpm: ["install", "--prefer-offline", "--reporter=silent"],
