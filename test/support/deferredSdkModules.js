@@ -9,7 +9,8 @@
 // on first use instead: a process that serializes a closure, runs the CLI, reads YAML or traces still
 // gets the real modules, the moment it touches them. TypeScript and arborist were about 320 ms of every
 // such process; the rest, about 0.3 CPU-s of an operation that runs a program and its provider (2.1
-// CPU-s with only those two deferred, 1.8 with all). Nothing else is deferred, and nothing of ours is:
+// CPU-s with only those two deferred, 1.8 with all). Nothing else is deferred but the program runner's
+// inspector session (v8HooksOpenedOnFirstUse, below), and nothing of ours is:
 // the processes of the suites that test the package as a user installs it (test/compat/,
 // test/packaging.test.ts) and the benches run without this. In the quick loop, deferring them in the
 // harness's providers saved about 20 CPU-s of 266, and in the test processes about 10 more.
@@ -50,10 +51,12 @@ let lazyV8Hooks;
  * What the SDK's runtime/closure/v8Hooks.js offers (its three functions, the flag it sets as it loads),
  * with its inspector session opened on first use instead of as every program starts. The program runner
  * opens it (`isInitializedAsync`) so that a function's file is known should the program serialize one;
- * with the debugger on, every script parsed from then on is reported to it: about 0.24 CPU-s of each
- * program's process, whose programs serialize nothing. Opened here when a function is first
+ * with the debugger on, every script parsed from then on is reported to it: 0.2-0.7 CPU-s of each
+ * program's process here, whose programs serialize nothing. Opened here when a function is first
  * serialized, its listener attached before the debugger is enabled hears every script parsed until then
  * (V8 reports each one as the debugger is enabled), so it knows every file the SDK's would, and more.
+ * Written against the SDK this repository pins; deferredSdkModules.test.ts serializes a function
+ * through it, so an SDK whose closure code wants more of the module fails there.
  */
 function v8HooksOpenedOnFirstUse() {
     if (lazyV8Hooks) return lazyV8Hooks;
