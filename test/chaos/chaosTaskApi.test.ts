@@ -1,4 +1,4 @@
-// Issue 18, section 5: the chaos task API. A fixed budget of seeds, each a randomized program of creates,
+// Issue 18, section 5: the chaos task API. A budget of seeds, each a randomized program of creates,
 // updates, refreshes, deletes and interruptions played by the Datastore provider (in this process, on
 // virtual time) against the real task API server behind a proxy that misbehaves per request in every
 // way the attacks found (faults.ts), then healed with the chaos off; every invariant (invariants.ts) is
@@ -18,8 +18,20 @@ import { FAULT_KINDS } from "./faults";
 import { loadFindings } from "./findings";
 import { formatCounts, probeOverflow, sumCounts, violationsByInvariant } from "./report";
 
-/** CI's budget: about a minute on two shared cores; the inner loop's sample. */
-const DEFAULT_SEEDS = budget({ full: 250, quick: 40 });
+/**
+ * CI's budget: 250 seeds, about a minute on two shared cores. The inner loop's sample: seeds from the
+ * first until every kind of fault was injected and an operation interrupted (22 seeds of 2026-11-30's
+ * plans), at most 40, so the sample follows the plans wherever a change moves what each seed injects.
+ */
+const SAMPLE = budget({ full: { seeds: 250, untilCovered: false }, quick: { seeds: 40, untilCovered: true } });
+
+/** What the seeds run so far have not yet done of what the suite says it tests: faults never injected, no interruption. */
+function notYetCovered(total: RunCounts): string[] {
+    const missing: string[] = FAULT_KINDS.filter((kind) => !total.faults[kind]);
+    if (total.interruptions === 0) missing.push("an interrupted operation");
+    if (total.healingUps === 0 || total.invariantChecks === 0) missing.push("a healing up with its checks");
+    return missing;
+}
 
 function numberFrom(name: string, fallback: number): number {
     const value = Number(process.env[name]);
@@ -28,17 +40,21 @@ function numberFrom(name: string, fallback: number): number {
 
 describe("chaos task API (issue 18, section 5)", function () {
     this.timeout(10 * 60_000);
-    const seeds = numberFrom("CHAOS_SEEDS", DEFAULT_SEEDS);
+    const seeds = numberFrom("CHAOS_SEEDS", SAMPLE.seeds);
+    const untilCovered = SAMPLE.untilCovered && !process.env.CHAOS_SEEDS;
     const from = numberFrom("CHAOS_FROM", 1);
     const reports: RunReport[] = [];
 
     before(async () => {
         const overflowingTimers = await probeOverflow();
         const startedAt = Date.now();
-        for (let seed = from; seed < from + seeds; seed++) reports.push(await runSeed({ seed, overflowingTimers }));
+        for (let seed = from; seed < from + seeds; seed++) {
+            reports.push(await runSeed({ seed, overflowingTimers }));
+            if (untilCovered && notYetCovered(sumCounts(reports.map((report) => report.counts))).length === 0) break;
+        }
         const total: RunCounts = sumCounts(reports.map((report) => report.counts));
         console.log(
-            `      seeds ${from}..${from + seeds - 1} in ${((Date.now() - startedAt) / 1000).toFixed(1)} s` +
+            `      seeds ${from}..${from + reports.length - 1} in ${((Date.now() - startedAt) / 1000).toFixed(1)} s` +
                 `${overflowingTimers ? " (the production timers overflow beyond 2^31-1 ms)" : ""}\n` +
                 formatCounts(total, true)
                     .split("\n")
@@ -76,10 +92,11 @@ describe("chaos task API (issue 18, section 5)", function () {
 
     it("injected every kind of fault, and interrupted operations", () => {
         const total = sumCounts(reports.map((report) => report.counts));
-        const missing = FAULT_KINDS.filter((kind) => !total.faults[kind]);
-        assert.deepEqual(missing, [], `fault kinds never injected in ${seeds} seeds: a budget this small tests less`);
-        assert.ok(total.interruptions > 0, "no operation was interrupted");
-        assert.ok(total.healingUps > 0 && total.invariantChecks > 0);
+        assert.deepEqual(
+            notYetCovered(total),
+            [],
+            `never done in ${reports.length} seeds: a budget this small tests less`,
+        );
     });
 
     describe("findings, replayed (findings/)", () => {

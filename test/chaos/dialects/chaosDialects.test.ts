@@ -1,5 +1,5 @@
 // Issue 19, section 4: the invariant-based chaos suite of issue 18 against every dialect's server. Per
-// dialect, a fixed number of seeds, each a randomized program of tasks.AsyncResource (creates, body
+// dialect, a budget of seeds, each a randomized program of tasks.AsyncResource (creates, body
 // updates, natural-key replacements, refreshes, deletes, untaint, adopt, changes made outside Pulumi, a
 // Ctrl-C or a killed provider process mid-operation) played by the provider in this process on virtual
 // time against the dialect's server, with the kit's random faults over every kind and operations that
@@ -17,8 +17,13 @@ import type { RunCounts, RunReport } from "./dialectRun";
 import { runSeed } from "./dialectRun";
 import { DIALECTS } from "./dialectServers";
 
-/** Seeds per dialect in CI (about 60-90 s for the five dialects on two shared cores), and in the inner loop. */
-const DEFAULT_SEEDS = budget({ full: 100, quick: 25 });
+/**
+ * Seeds per dialect in CI: 100 (about 60-90 s for the five dialects on two shared cores). The inner
+ * loop's sample: seeds from the first until the dialect's run has done everything the suite says it
+ * tests (9 to 16 seeds per dialect of 2026-11-30's plans), at most 25, so the sample follows the plans
+ * wherever a change moves what each seed does.
+ */
+const SAMPLE = budget({ full: { seeds: 100, untilCovered: false }, quick: { seeds: 25, untilCovered: true } });
 
 function numberFrom(name: string, fallback: number): number {
     const value = Number(process.env[name]);
@@ -60,6 +65,21 @@ function sum(reports: readonly RunReport[]): RunCounts {
     return total;
 }
 
+/** What the seeds run so far have not yet done of what the suite says it tests. */
+function notYetCovered(total: RunCounts): string[] {
+    const missing: string[] = FAULT_KINDS.filter((kind) => !total.faults[kind]);
+    const hazards = {
+        "a failed operation": total.failedOperations,
+        "a canceled operation": total.canceledOperations,
+        "an operation that ended late": total.lateOperations,
+        "a Ctrl-C": total.interruptions,
+        "a killed provider process": total.kills,
+        "a healing up with its checks": Math.min(total.healingUps, total.checks),
+    };
+    for (const [hazard, count] of Object.entries(hazards)) if (count === 0) missing.push(hazard);
+    return missing;
+}
+
 function faultsOf(counts: RunCounts): number {
     return Object.values(counts.faults).reduce((all, count) => all + (count ?? 0), 0);
 }
@@ -87,7 +107,8 @@ const oneSeed = numberFrom("CHAOS_SEED", 0);
 
 describe("chaos against every dialect's server (issue 19, section 4)", function () {
     this.timeout(15 * 60_000);
-    const seeds = numberFrom("CHAOS_SEEDS", DEFAULT_SEEDS);
+    const seeds = numberFrom("CHAOS_SEEDS", SAMPLE.seeds);
+    const untilCovered = SAMPLE.untilCovered && !process.env.CHAOS_SEEDS;
     const from = numberFrom("CHAOS_FROM", 1);
     const dialects = only ? DIALECTS.filter((dialect) => dialect === only) : DIALECTS;
     if (only && dialects.length === 0) throw new Error(`CHAOS_DIALECT=${only}: not one of ${DIALECTS.join(", ")}`);
@@ -108,8 +129,10 @@ describe("chaos against every dialect's server (issue 19, section 4)", function 
                     });
                     reports.push(report);
                 } else {
-                    for (let seed = from; seed < from + seeds; seed++)
+                    for (let seed = from; seed < from + seeds; seed++) {
                         reports.push(await runSeed({ dialect, seed, overflowingTimers }));
+                        if (untilCovered && notYetCovered(sum(reports)).length === 0) break;
+                    }
                 }
                 const total = sum(reports);
                 const first = reports[0]?.seed ?? from;
@@ -137,17 +160,11 @@ describe("chaos against every dialect's server (issue 19, section 4)", function 
             // One seed replayed need not hit every hazard; a budget of seeds must.
             if (oneSeed > 0) return;
             it("injected every kind of fault, operations that failed, were canceled or ended late, Ctrl-C and kills", () => {
-                const total = sum(reports);
-                const missing = FAULT_KINDS.filter((kind) => !total.faults[kind]);
                 assert.deepEqual(
-                    missing,
+                    notYetCovered(sum(reports)),
                     [],
-                    `fault kinds never injected in ${seeds} seeds: a budget this small tests less`,
+                    `never done in ${reports.length} seeds: a budget this small tests less`,
                 );
-                assert.ok(total.failedOperations > 0 && total.canceledOperations > 0 && total.lateOperations > 0);
-                assert.ok(total.interruptions > 0, "no operation was interrupted");
-                assert.ok(total.kills > 0, "no provider process was killed");
-                assert.ok(total.healingUps > 0 && total.checks > 0);
             });
         });
     }
