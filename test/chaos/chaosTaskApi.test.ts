@@ -25,7 +25,7 @@ import { formatCounts, probeOverflow, sumCounts, violationsByInvariant } from ".
  */
 const SAMPLE = budget({ full: { seeds: 250, untilCovered: false }, quick: { seeds: 40, untilCovered: true } });
 
-/** What the seeds run so far have not yet done of what the suite says it tests: faults never injected, no interruption. */
+/** What the seeds run so far have not yet done of what the suite says it tests: a fault kind, an interruption, healing. */
 function notYetCovered(total: RunCounts): string[] {
     const missing: string[] = FAULT_KINDS.filter((kind) => !total.faults[kind]);
     if (total.interruptions === 0) missing.push("an interrupted operation");
